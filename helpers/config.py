@@ -1,0 +1,193 @@
+"""Configuration: which chat model, embedding model and Milvus the course uses.
+
+Everything comes from environment variables, read from the process environment and from a
+``.env`` file at the project root (python-dotenv; a real environment variable wins over ``.env``).
+``.env.example`` documents every variable. With no key the course runs fully offline:
+
+=====================  =======================================================================
+variable               meaning (default)
+=====================  =======================================================================
+``OPENAI_API_KEY``     key of any OpenAI-compatible endpoint; unset = offline stand-in model
+``OPENAI_BASE_URL``    that endpoint (OpenAI's own when unset); DeepSeek, DashScope, Ollama, vLLM
+``CHAT_MODEL``         model name at that endpoint (``gpt-4o-mini``)
+``EMBEDDING_MODEL``    an embedding model at an OpenAI-compatible endpoint; unset = offline
+                       all-MiniLM-L6-v2 (384 dimensions)
+``EMBEDDING_BASE_URL`` endpoint for embeddings (``OPENAI_BASE_URL``)
+``EMBEDDING_API_KEY``  key for embeddings (``OPENAI_API_KEY``)
+``MILVUS_URI``         a Milvus Lite path, ``http://host:19530``, or a Zilliz Cloud URI
+                       (``<runtime dir>/milvus/course.db``)
+``MILVUS_TOKEN``       token for a server or Zilliz Cloud (none)
+``COURSE_OFFLINE``     ``1`` forces the offline models even when a key is set
+``COURSE_DOTENV``      path of the ``.env`` to read (``<project root>/.env``); ``none`` reads none
+``COURSE_RUNTIME_DIR`` folder for runtime files (``<project root>/.runtime``, ignored by git)
+=====================  =======================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+OFFLINE = "offline"
+OPENAI_COMPATIBLE = "openai-compatible"
+DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+OFFLINE_CHAT_MODEL = "offline-stand-in"
+OFFLINE_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# Values people leave in a copied .env.example; they mean "no key".
+_PLACEHOLDER_KEYS = {"", "sk-...", "your-key-here", "changeme", "none"}
+
+
+def project_root() -> Path:
+    """The course folder: ``$COURSE_HOME``, else the folder that holds the ``helpers`` package
+    when it is a source checkout (it has ``pyproject.toml``), else the current directory."""
+    if os.environ.get("COURSE_HOME"):
+        return Path(os.environ["COURSE_HOME"]).resolve()
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").is_file():
+        return here
+    return Path.cwd()
+
+
+def runtime_dir() -> Path:
+    """Folder for runtime files (history files, Milvus Lite data, tokenizer cache), created on
+    demand: ``$COURSE_RUNTIME_DIR`` or ``<project root>/.runtime`` (ignored by git)."""
+    path = Path(os.environ.get("COURSE_RUNTIME_DIR") or project_root() / ".runtime")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The active configuration. Build it with ``load_settings``; keys never appear in ``repr``."""
+
+    chat_provider: str
+    chat_model: str
+    chat_base_url: str | None
+    embedding_provider: str
+    embedding_model: str
+    embedding_base_url: str | None
+    milvus_uri: str
+    chat_api_key: str | None = field(default=None, repr=False)
+    embedding_api_key: str | None = field(default=None, repr=False)
+    milvus_token: str | None = field(default=None, repr=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def milvus_kind(self) -> str:
+        """``"lite"`` (a local file), ``"cloud"`` (Zilliz Cloud) or ``"server"``."""
+        if not self.milvus_uri.startswith(("http://", "https://", "tcp://", "grpc://")):
+            return "lite"
+        return "cloud" if "zilliz" in self.milvus_uri else "server"
+
+    def describe(self) -> str:
+        """One line naming the active chat model, embeddings and database."""
+        if self.chat_provider == OFFLINE:
+            chat = "offline stand-in (not a language model; no API key)"
+        else:
+            chat = f"{self.chat_model} at {self.chat_base_url or 'OpenAI'}"
+        if self.embedding_provider == OFFLINE:
+            emb = f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d)"
+        else:
+            emb = f"{self.embedding_model} at {self.embedding_base_url or 'OpenAI'}"
+        if self.milvus_kind == "lite":
+            db = f"Milvus Lite at {_short_path(self.milvus_uri)}"
+        else:
+            db = f"Milvus {self.milvus_kind} at {self.milvus_uri}"
+        return f"Chat: {chat} | Embeddings: {emb} | Database: {db}"
+
+
+def _short_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(project_root()))
+    except ValueError:
+        return path
+
+
+def _clean(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value or None
+
+
+def read_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables the course reads: ``.env`` values overlaid by the process environment.
+
+    Args:
+        environ: the process environment (default ``os.environ``).
+
+    Returns:
+        A new dict. ``COURSE_DOTENV`` in ``environ`` picks the ``.env`` file (``none``: no file).
+    """
+    environ = dict(os.environ if environ is None else environ)
+    choice = environ.get("COURSE_DOTENV")
+    if choice and choice.lower() == "none":
+        return environ
+    path = Path(choice) if choice else project_root() / ".env"
+    values = {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
+    values.update(environ)
+    return values
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Decide which chat model, embeddings and Milvus to use.
+
+    Args:
+        environ: variables to read (default: ``.env`` + ``os.environ``, see ``read_environment``).
+            Pass a dict in tests.
+
+    Returns:
+        ``Settings``. Falls back to the offline models when no usable key is set; every fallback
+        is explained by a plain sentence in ``Settings.notes``. Never raises for a missing key.
+    """
+    env = read_environment() if environ is None else dict(environ)
+    notes: list[str] = []
+    forced_offline = (env.get("COURSE_OFFLINE") or "").strip().lower() in {"1", "true", "yes"}
+    key = _clean(env.get("OPENAI_API_KEY"))
+    if key is not None and key.lower() in _PLACEHOLDER_KEYS:
+        notes.append("OPENAI_API_KEY still holds the placeholder from .env.example: ignored.")
+        key = None
+    base_url = _clean(env.get("OPENAI_BASE_URL"))
+
+    if forced_offline:
+        notes.append("COURSE_OFFLINE=1: using the offline models.")
+    if key and not forced_offline:
+        chat_provider, chat_model = OPENAI_COMPATIBLE, _clean(env.get("CHAT_MODEL"))
+        if chat_model is None:
+            chat_model = DEFAULT_CHAT_MODEL
+            notes.append(f"CHAT_MODEL is not set: using {DEFAULT_CHAT_MODEL}.")
+    else:
+        chat_provider, chat_model, base_url = OFFLINE, OFFLINE_CHAT_MODEL, None
+        if not key and not forced_offline:
+            notes.append("No OPENAI_API_KEY: using the offline stand-in chat model.")
+
+    emb_model = _clean(env.get("EMBEDDING_MODEL"))
+    emb_key = _clean(env.get("EMBEDDING_API_KEY")) or key
+    emb_url = _clean(env.get("EMBEDDING_BASE_URL")) or _clean(env.get("OPENAI_BASE_URL"))
+    if emb_model and emb_key and not forced_offline:
+        emb_provider = OPENAI_COMPATIBLE
+    else:
+        if emb_model and not forced_offline:
+            notes.append(f"EMBEDDING_MODEL={emb_model} but no key: using offline embeddings.")
+        emb_provider, emb_model, emb_url, emb_key = OFFLINE, OFFLINE_EMBEDDING_MODEL, None, None
+
+    milvus_uri = _clean(env.get("MILVUS_URI"))
+    if milvus_uri is None:
+        root = Path(env["COURSE_RUNTIME_DIR"]) if env.get("COURSE_RUNTIME_DIR") else None
+        milvus_uri = str((root or runtime_dir()) / "milvus" / "course.db")
+
+    return Settings(
+        chat_provider=chat_provider,
+        chat_model=chat_model,
+        chat_base_url=base_url if chat_provider == OPENAI_COMPATIBLE else None,
+        chat_api_key=key if chat_provider == OPENAI_COMPATIBLE else None,
+        embedding_provider=emb_provider,
+        embedding_model=emb_model,
+        embedding_base_url=emb_url,
+        embedding_api_key=emb_key,
+        milvus_uri=milvus_uri,
+        milvus_token=_clean(env.get("MILVUS_TOKEN")),
+        notes=tuple(notes),
+    )

