@@ -1,0 +1,442 @@
+"""Tests for the offline stand-in chat model (helpers/offline_model.py).
+
+Every fact and phrasing here is held out: none of it appears in the lessons or in the model's
+code. The model must answer from what the user said in the messages it is sent, and from
+nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, get_buffer_string
+
+from helpers.offline_model import (
+    OfflineChatModel,
+    Statement,
+    detect_language,
+    find_evidence,
+    introduced_name,
+    is_question,
+    is_summary_request,
+    score,
+    split_sentences,
+    summarize_facts,
+    tokenize,
+)
+from helpers.tokens import count_text_tokens, count_tokens
+
+UNKNOWN_EN = "I don't know"
+UNKNOWN_KO = "모르겠어요"
+
+
+@pytest.fixture(scope="module")
+def model() -> OfflineChatModel:
+    return OfflineChatModel()
+
+
+def chat(*turns: str) -> list:
+    """Alternate user and assistant turns; the assistant only says "Okay." (no facts)."""
+    messages = []
+    for turn in turns[:-1]:
+        messages += [HumanMessage(turn), AIMessage("Okay.")]
+    return messages + [HumanMessage(turns[-1])]
+
+
+def ask(model: OfflineChatModel, *turns: str) -> str:
+    return model.invoke(chat(*turns)).content
+
+
+# --- building blocks -------------------------------------------------------------------------
+
+
+def test_split_sentences_splits_lines_and_sentence_ends():
+    text = "I keep bees. They live on the roof!\nDr. Park visits monthly. 저는 수원에 살아요?네"
+    assert split_sentences(text) == [
+        "I keep bees.",
+        "They live on the roof!",
+        "Dr. Park visits monthly.",
+        "저는 수원에 살아요?",
+        "네",
+    ]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Which city was I born in?", "where do I work", "Tell me my sister's name.",
+     "제 고양이 이름이 뭐예요?", "어디 사는지 알려 주세요.", "제가 몇 살이죠?", "제가 학생인가요"],
+)
+def test_is_question_true(sentence):
+    assert is_question(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I keep bees.", "What I love most is sailing.", "Where I grew up, it snowed a lot.",
+     "저는 수원에 살아요.", "제 동생은 학생이에요."],
+)
+def test_is_question_false(sentence):
+    assert not is_question(sentence)
+
+
+def test_detect_language():
+    assert detect_language("저는 요가를 해요") == "ko"
+    assert detect_language("I practice yoga") == "en"
+    assert detect_language("What does 사랑 mean in English?") == "en"
+
+
+def test_summary_request_detection_ignores_a_summary_that_is_only_provided():
+    assert is_summary_request("Please summarise our chat so far.")
+    assert is_summary_request("Write a short summary of the dialogue below.")
+    assert is_summary_request("지금까지 대화를 요약해 줘.")
+    assert not is_summary_request("Here is a summary of the conversation to date:")
+    assert not is_summary_request("대화 요약:\n- 저는 요가를 해요.")
+
+
+def test_tokenize_strips_korean_particles_and_stems_english():
+    (with_topic,) = tokenize("이름은")
+    (with_subject,) = tokenize("이름이")
+    assert with_topic.concept == with_subject.concept == "NAME"
+    assert {t.forms for t in tokenize("lives living lived")} == {("liv",)}
+    assert tokenize("What do you remember about me?") == ()
+
+
+def test_score_uses_synonyms_and_rejects_other_topics():
+    assert score("What do I do for a living?", "I'm employed as an electrician.") == 1.0
+    assert score("Where is my home?", "I moved to Tromsø in May.") == 1.0
+    assert score("What is my favorite color?", "My favorite drink is mint tea.") == 0.0
+    assert score("What is my brother's name?", "My name is Oskar.") == 0.0
+    assert score("What car do I drive?", "I keep bees on the roof.") == 0.0
+
+
+def test_find_evidence_keeps_user_and_system_statements_only():
+    messages = [
+        SystemMessage("Memories:\n- I keep bees."),
+        HumanMessage("I sail on weekends. Do you sail?"),
+        AIMessage("I sail too, and I live on a boat."),
+        HumanMessage("Notes:\nUser: I fix old radios.\nAI: I repair clocks.\n\nWhat do I fix?"),
+    ]
+    evidence = find_evidence(messages)
+    assert [s.text for s in evidence] == ["I keep bees.", "I sail on weekends.",
+                                          "I fix old radios."]
+    assert [s.role for s in evidence] == ["system", "human", "human"]
+    assert [s.position for s in evidence] == [0, 1, 2]
+
+
+# --- answering questions (English) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fact", "question", "key"),
+    [
+        ("My parrot is called Kiwi.", "What's my parrot's name?", "Kiwi"),
+        ("I grew up in Porto.", "Where did I grow up?", "Porto"),
+        ("I'm allergic to penicillin.", "What am I allergic to?", "penicillin"),
+        ("My older sister is named Ingrid.", "What is my sister called?", "Ingrid"),
+        ("I drive a green Fiat.", "What kind of car do I have?", "Fiat"),
+        ("I've been studying Portuguese for a year.", "Which language am I learning?",
+         "Portuguese"),
+        ("I'm employed as an electrician.", "What do I do for a living?", "electrician"),
+        ("My favorite snack is dried mango.", "What food do I love most?", "mango"),
+        ("I turned 41 in March; my birthday is March 3.", "When is my birthday?", "March 3"),
+    ],
+)
+def test_answers_a_fact_it_was_sent(model, fact, question, key):
+    answer = ask(model, "Hello!", fact, "The weather is grey today.", question)
+    assert key in answer
+    assert answer.startswith("You told me:")
+
+
+def test_says_it_does_not_know_with_no_history(model):
+    assert ask(model, "What is my blood type?").startswith(UNKNOWN_EN)
+
+
+def test_says_it_does_not_know_when_only_unrelated_facts_are_present(model):
+    facts = ("I keep bees.", "My favorite color is teal.", "I have a cat named Pixel.")
+    assert ask(model, *facts, "What car do I drive?").startswith(UNKNOWN_EN)
+    assert ask(model, *facts, "What's my favorite movie?").startswith(UNKNOWN_EN)
+    assert ask(model, *facts, "What is my brother's name?").startswith(UNKNOWN_EN)
+
+
+def test_a_fact_only_in_an_ai_message_is_not_evidence(model):
+    messages = [
+        HumanMessage("Guess something about me."),
+        AIMessage("Your hometown is Porto and your cat is Pixel."),
+        HumanMessage("Where is my hometown?"),
+    ]
+    assert model.invoke(messages).content.startswith(UNKNOWN_EN)
+
+
+def test_prefers_the_later_of_two_conflicting_facts(model):
+    answer = ask(model, "I work at a bakery.", "Nice weather.",
+                 "I started a new job at a library.", "Where do I work?")
+    assert "library" in answer
+    assert answer.index("library") < answer.find("bakery") or "bakery" not in answer
+
+
+def test_where_i_live_is_not_where_i_grew_up(model):
+    turns = ("I grew up in Gdansk.", "These days I live in Leeds.")
+    assert ask(model, *turns, "Where do I live?") == 'You told me: "These days I live in Leeds."'
+    assert ask(model, *turns, "Where am I from?") == 'You told me: "I grew up in Gdansk."'
+
+
+def test_a_relative_or_pet_mentioned_in_passing(model):
+    assert "Ghent" in ask(model, "I live in Ghent with my brother.", "Where do I live?")
+    assert "Bruno" in ask(model, "I walk my dog, Bruno, every morning.", "What's my dog's name?")
+    # ... but a sentence about the brother does not answer a question about me
+    assert ask(model, "My brother is called Jonas.", "What is my name?").startswith(UNKNOWN_EN)
+
+
+def test_answers_from_a_system_message(model):
+    messages = [
+        SystemMessage("Known facts about the user:\n- I play the oboe in a band."),
+        HumanMessage("What instrument do I play?"),
+    ]
+    assert "oboe" in model.invoke(messages).content
+
+
+def test_answers_from_relevant_history_inside_one_human_message(model):
+    history = ("Relevant history:\n- [turn 2] User: My daughter is named Lucia.\n"
+               "- [turn 2] AI: Lovely name!\n\nQuestion: What is my daughter's name?")
+    assert "Lucia" in model.invoke([HumanMessage(history)]).content
+    ai_only = ("Relevant history:\n- [turn 2] AI: Your daughter is named Lucia.\n\n"
+               "Question: What is my daughter's name?")
+    assert model.invoke([HumanMessage(ai_only)]).content.startswith(UNKNOWN_EN)
+
+
+def test_a_question_about_me_with_no_topic_quotes_recent_facts(model):
+    answer = ask(model, "I keep bees.", "I fix old radios.", "What do you know about me?")
+    assert "bees" in answer and "radios" in answer
+
+
+# --- answering questions (Korean) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fact", "question", "key"),
+    [
+        ("저는 인천에 살고 있어요.", "제가 사는 곳이 어디예요?", "인천"),
+        ("저희 집 고양이 이름은 나비예요.", "고양이 이름이 뭐예요?", "나비"),
+        ("저는 새우 알레르기가 있어요.", "제가 어떤 음식에 알레르기가 있죠?", "새우"),
+        ("요즘 스페인어를 배우고 있어요.", "제가 무슨 언어를 배우고 있어요?", "스페인어"),
+        ("저는 치과의사예요.", "제 직업이 뭐예요?", "치과의사"),
+        ("제 여동생 이름은 수아예요.", "여동생 이름이 뭐였죠?", "수아"),
+    ],
+)
+def test_answers_a_korean_fact_in_korean(model, fact, question, key):
+    answer = ask(model, "안녕하세요!", fact, "오늘 날씨가 흐리네요.", question)
+    assert key in answer
+    assert answer.startswith("전에 이렇게 말씀하셨어요:")
+
+
+def test_korean_unknown_and_ai_only(model):
+    assert ask(model, "제 동생은 대학생이에요.", "제 차는 무슨 색이에요?").startswith(UNKNOWN_KO)
+    messages = [AIMessage("고객님 이름은 하준이에요."), HumanMessage("제 이름이 뭐예요?")]
+    assert model.invoke(messages).content.startswith(UNKNOWN_KO)
+
+
+def test_korean_prefers_the_later_fact(model):
+    answer = ask(model, "저는 수원에 살아요.", "지난달에 전주로 이사했어요.", "지금 어디 살아요?")
+    assert answer.index("전주") < answer.find("수원") or "수원" not in answer
+
+
+# --- statements and names -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reply"),
+    [
+        ("Call me Priya.", "Nice to meet you, Priya!"),
+        ("Hey there, I'm Oskar and I repair bikes.", "Nice to meet you, Oskar!"),
+        ("I'm hungry.", "Got it."),
+        ("I'm Canadian.", "Got it."),
+        ("제 이름은 하준이에요.", "반가워요, 하준 님!"),
+        ("저는 도윤입니다.", "반가워요, 도윤 님!"),
+        ("저는 간호사예요.", "알겠어요."),
+    ],
+)
+def test_statements_are_acknowledged_and_names_greeted(model, text, reply):
+    assert model.invoke([HumanMessage(text)]).content == reply
+
+
+def test_introduced_name_patterns():
+    assert introduced_name("hi, my name is ravi") == "Ravi"
+    assert introduced_name("서윤이라고 불러 주세요.") == "서윤"
+    assert introduced_name("I'm tired of rain.") is None
+
+
+def test_a_name_introduced_with_im_answers_the_name_question(model):
+    assert "Tobias" in ask(model, "Hi, I'm Tobias.", "What's my name?")
+
+
+# --- summaries --------------------------------------------------------------------------------
+
+
+def test_summary_lists_the_users_facts_not_the_ais_words(model):
+    conversation = [
+        HumanMessage("Hi!"),
+        AIMessage("Hello! I am an assistant and I love helping."),
+        HumanMessage("I keep bees on my roof."),
+        AIMessage("You must have a big garden."),
+        HumanMessage("Do you like honey?"),
+        AIMessage("I do."),
+        HumanMessage("Thanks! My neighbour is allergic to stings."),
+    ]
+    prompt = "Summarize the conversation below.\n\n" + get_buffer_string(conversation)
+    summary = model.invoke(prompt).content
+    assert summary == ("Facts the user stated:\n- I keep bees on my roof.\n"
+                       "- My neighbour is allergic to stings.")
+
+
+def test_summary_folds_in_the_previous_summary(model):
+    previous = "Facts the user stated:\n- I keep bees on my roof.\n- I live in Tromsø."
+    new_lines = get_buffer_string([
+        HumanMessage("I moved to Bergen last week."),
+        AIMessage("Bergen is rainy."),
+    ])
+    prompt = (f"Update the summary with the new lines.\n\nCurrent summary:\n{previous}\n\n"
+              f"New lines of conversation:\n{new_lines}\n\nNew summary:")
+    lines = model.invoke(prompt).content.splitlines()
+    assert lines == ["Facts the user stated:", "- I keep bees on my roof.",
+                     "- I live in Tromsø.", "- I moved to Bergen last week."]
+
+
+def test_summary_folds_in_langchain_classic_summary_prompt(model):
+    prompt_module = pytest.importorskip("langchain_classic.memory.prompt")
+    new_lines = get_buffer_string([HumanMessage("My dog Biscuit is nine."), AIMessage("Cute!")])
+    prompt = prompt_module.SUMMARY_PROMPT.format(
+        summary="Facts the user stated:\n- I fix old radios.", new_lines=new_lines
+    )
+    assert model.invoke(prompt).content == (
+        "Facts the user stated:\n- I fix old radios.\n- My dog Biscuit is nine."
+    )
+
+
+def test_korean_conversation_gets_a_korean_summary(model):
+    conversation = get_buffer_string([
+        HumanMessage("안녕하세요!"),
+        AIMessage("안녕하세요! 저는 도우미예요."),
+        HumanMessage("저는 주말마다 등산을 해요."),
+        HumanMessage("제 고양이는 세 살이에요."),
+    ])
+    summary = model.invoke(f"Summarize this conversation:\n{conversation}").content
+    assert summary == "사용자가 말한 사실:\n- 저는 주말마다 등산을 해요.\n- 제 고양이는 세 살이에요."
+
+
+def test_summary_keeps_changed_facts_in_order_and_drops_repeats():
+    statements = [Statement(text, "human", i) for i, text in enumerate(
+        ["I live in Lyon.", "I keep bees.", "I moved to Nantes.", "I keep bees."])]
+    assert summarize_facts(statements).splitlines()[1:] == [
+        "- I live in Lyon.", "- I moved to Nantes.", "- I keep bees."]
+
+
+def test_summary_is_capped_to_the_most_recent_facts():
+    model = OfflineChatModel(max_summary_facts=3)
+    facts = [f"I own {n} vintage cameras." for n in range(2, 9)]
+    summary = model.invoke(chat(*facts, "Please summarize what I told you.")).content
+    assert summary.splitlines()[1:] == [f"- I own {n} vintage cameras." for n in (6, 7, 8)]
+    with pytest.raises(ValueError):
+        summarize_facts([], max_facts=0)
+
+
+def test_summary_with_no_facts_is_still_a_summary(model):
+    assert model.invoke("Summarize our chat.").content == (
+        "Facts the user stated:\nNo facts stated yet.")
+    assert model.invoke("요약해 주세요.").content == "사용자가 말한 사실:\n아직 말한 사실이 없어요."
+
+
+def test_a_system_summary_does_not_turn_a_question_into_a_summary_request(model):
+    messages = [
+        SystemMessage("Summary of the conversation so far:\n- I fix old radios."),
+        HumanMessage("What do I fix?"),
+    ]
+    assert model.invoke(messages).content == 'You told me: "I fix old radios."'
+
+
+# --- model contract ---------------------------------------------------------------------------
+
+
+def test_usage_metadata_uses_the_course_token_counter(model):
+    messages = chat("I keep bees.", "What do I keep?")
+    reply = model.invoke(messages)
+    usage = reply.usage_metadata
+    assert usage["input_tokens"] == count_tokens(messages)
+    assert usage["output_tokens"] == count_text_tokens(reply.content)
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+    assert reply.response_metadata["model_name"] == "offline-stand-in"
+
+
+def test_invoke_with_a_bare_string(model):
+    reply = model.invoke("My name is Ottilie.")
+    assert isinstance(reply, AIMessage)
+    assert reply.content == "Nice to meet you, Ottilie!"
+    assert reply.usage_metadata["input_tokens"] == count_tokens([HumanMessage("My name is Ottilie.")])
+
+
+def test_stateless_between_calls(model):
+    model.invoke([HumanMessage("My tortoise is called Sheldon.")])
+    assert model.invoke([HumanMessage("What is my tortoise called?")]).content.startswith(
+        UNKNOWN_EN)
+
+
+def test_deterministic_in_process_and_across_hash_seeds(model):
+    messages = chat("I keep bees.", "저는 수원에 살아요.", "I moved to Nantes.", "Where do I live?")
+    assert model.invoke(messages).content == model.invoke(messages).content
+    code = ("from helpers.offline_model import respond\n"
+            "from langchain_core.messages import HumanMessage as H\n"
+            "print(respond([H('I keep bees.'), H('My sister Mia lives in Oslo.'),"
+            " H('I moved to Nantes.'), H('Where do I live?')]))")
+    root = Path(__file__).resolve().parent.parent
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                       check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2")
+    }
+    assert outputs == {'You told me: "I moved to Nantes."\n'}
+
+
+def test_identity_says_it_is_a_rule_based_stand_in(model):
+    assert model._llm_type == "offline-stand-in"
+    assert "not a language model" in OfflineChatModel.__doc__.lower()
+    assert model._identifying_params["model_name"] == "offline-stand-in"
+    assert model.bind_tools([]) is model
+    assert "stand-in" not in ask(model, "I keep bees.", "What do I keep?")
+
+
+def test_works_inside_create_agent_with_tools(model):
+    agents = pytest.importorskip("langchain.agents")
+    from langchain_core.tools import tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    agent = agents.create_agent(model, tools=[add])
+    result = agent.invoke({"messages": [HumanMessage("I collect stamps. What do I collect?")]})
+    assert "stamps" in result["messages"][-1].content
+
+
+def test_facts_survive_langchain_summarization_middleware(model):
+    agents = pytest.importorskip("langchain.agents")
+    middleware = pytest.importorskip("langchain.agents.middleware")
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = agents.create_agent(
+        model,
+        tools=[],
+        middleware=[middleware.SummarizationMiddleware(model, trigger=("messages", 6),
+                                                       keep=("messages", 2))],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "held-out"}}
+    for turn in ["Hi, I'm Marisol.", "I repair bikes.", "My cat is named Pixel.",
+                 "I'm learning Greek.", "I live in Faro."]:
+        agent.invoke({"messages": [HumanMessage(turn)]}, config)
+    result = agent.invoke({"messages": [HumanMessage("What is my name?")]}, config)
+    assert any("summary" in str(m.content) for m in result["messages"])
+    assert "Marisol" in result["messages"][-1].content

@@ -1,0 +1,104 @@
+"""The real-model path: the openai / langchain-openai clients over real HTTP to an
+OpenAI-compatible endpoint on localhost, with usage numbers, and plain sentences for a wrong key,
+an unreachable endpoint and an unknown model."""
+
+from __future__ import annotations
+
+import socket
+
+import openai
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from openai_compatible_server import EMBEDDING_DIM, MODEL, VALID_KEY, fake_embedding
+
+from helpers import count_tokens, get_chat_model, get_embeddings, load_settings
+from helpers.models import check_provider, describe_provider_error, show_setup
+from helpers.tokens import count_text_tokens
+
+
+def settings_for(server, key=VALID_KEY, model=MODEL, **extra):
+    return load_settings({"COURSE_DOTENV": "none", "OPENAI_API_KEY": key,
+                          "OPENAI_BASE_URL": server.base_url, "CHAT_MODEL": model, **extra})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_chat_over_http_with_usage(openai_server):
+    model = get_chat_model(settings_for(openai_server))
+    assert isinstance(model, ChatOpenAI)
+    messages = [SystemMessage("Answer briefly."), HumanMessage("I keep three beehives."),
+                HumanMessage("How many beehives do I keep?")]
+    reply = model.invoke(messages)
+    assert "three" in reply.content
+    sent = openai_server.requests[-1]["body"]
+    assert sent["model"] == MODEL
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "user"]
+    assert reply.usage_metadata["input_tokens"] == count_tokens(messages)
+    assert reply.usage_metadata["output_tokens"] == count_text_tokens(reply.content)
+    assert reply.usage_metadata["total_tokens"] == (
+        reply.usage_metadata["input_tokens"] + reply.usage_metadata["output_tokens"]
+    )
+
+
+def test_embeddings_over_http(openai_server):
+    settings = settings_for(openai_server, EMBEDDING_MODEL="test-embedding")
+    embeddings = get_embeddings(settings)
+    assert isinstance(embeddings, OpenAIEmbeddings)
+    vectors = embeddings.embed_documents(["What is my job?", "제 직업은 간호사예요."])
+    assert len(vectors) == 2 and len(vectors[0]) == EMBEDDING_DIM
+    assert vectors[1] == pytest.approx(fake_embedding("제 직업은 간호사예요."))
+    # text is sent, not token ids, so any OpenAI-compatible server understands it
+    assert openai_server.requests[-1]["body"]["input"] == ["What is my job?", "제 직업은 간호사예요."]
+
+
+def test_wrong_key_is_a_plain_sentence(openai_server, capsys):
+    settings = settings_for(openai_server, key="wrong-key")
+    problem = check_provider(settings)
+    assert problem.startswith("The key in OPENAI_API_KEY was refused by http://127.0.0.1:")
+    with pytest.raises(openai.AuthenticationError) as caught:
+        get_chat_model(settings, max_retries=0).invoke("hello")
+    assert describe_provider_error(caught.value, settings) == problem
+    assert check_provider(settings_for(openai_server)) is None
+
+
+def test_unknown_model_is_a_plain_sentence(openai_server):
+    settings = settings_for(openai_server, model="no-such-model")
+    with pytest.raises(openai.NotFoundError) as caught:
+        get_chat_model(settings, max_retries=0).invoke("hello")
+    assert "does not serve the model 'no-such-model' (CHAT_MODEL)" in describe_provider_error(
+        caught.value, settings
+    )
+
+
+def test_unreachable_endpoint_is_a_plain_sentence():
+    settings = load_settings({"COURSE_DOTENV": "none", "OPENAI_API_KEY": "k",
+                              "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"})
+    assert check_provider(settings).startswith("Could not reach http://127.0.0.1:")
+
+
+def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypatch, capsys):
+    import helpers.models as models
+
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("CHAT_MODEL", MODEL)
+    try:
+        settings = show_setup()
+        out = capsys.readouterr().out
+        assert settings.chat_provider == "offline"
+        assert out.startswith("Chat: offline stand-in")
+        assert "was refused by" in out and "This kernel uses the offline models" in out
+        assert "Traceback" not in out
+        assert get_chat_model().__class__.__name__ == "OfflineChatModel"
+        # with the right key, the same call uses the endpoint again
+        monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
+        assert show_setup().chat_provider == "openai-compatible"
+        assert f"Chat: {MODEL} at {openai_server.base_url}" in capsys.readouterr().out
+        assert isinstance(get_chat_model(), ChatOpenAI)
+    finally:
+        models._fallback = None

@@ -1,0 +1,91 @@
+"""House rules checked on every run: notebooks are source (no outputs), every lesson has the
+course's structure, ruff is clean over .py and .ipynb, and no key-shaped string is committed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from helpers.config import project_root
+from helpers.lessons import lesson_paths
+
+ROOT = project_root()
+# Shapes of real secrets: OpenAI/DeepSeek-style sk- keys, AWS access key ids, GitHub and
+# Hugging Face tokens, Slack tokens, private key blocks.
+KEY_PATTERNS = [
+    r"sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+    r"AKIA[0-9A-Z]{16}",
+    r"gh[pousr]_[A-Za-z0-9]{36}",
+    r"hf_[A-Za-z0-9]{30,}",
+    r"xox[abprs]-[A-Za-z0-9-]{10,}",
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+]
+
+
+def tracked_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [ROOT / line for line in out.stdout.splitlines() if (ROOT / line).is_file()]
+
+
+def key_shaped_strings(text: str) -> list[str]:
+    return [m.group(0) for p in KEY_PATTERNS for m in re.finditer(p, text)]
+
+
+def test_key_detector_finds_keys():
+    fake = "sk-" + "a1B2" * 6
+    assert key_shaped_strings(f"OPENAI_API_KEY={fake}") == [fake]
+    assert key_shaped_strings("OPENAI_API_KEY=sk-...") == []
+
+
+def test_no_key_shaped_strings_committed():
+    found = {}
+    for path in tracked_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if hits := key_shaped_strings(text):
+            found[str(path.relative_to(ROOT))] = hits
+    assert found == {}
+
+
+@pytest.mark.parametrize("path", lesson_paths(), ids=lambda p: p.stem)
+def test_notebook_is_stripped_and_structured(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    dirty = [i for i, c in enumerate(code) if c.get("outputs") or c.get("execution_count")]
+    assert dirty == [], f"{path.name}: code cells {dirty} carry outputs; strip them"
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for part in ["**Goals**", "## Try it", "## Summary", "**Next:**"]:
+        assert part in markdown, f"{path.name} lacks {part!r}"
+    assert "show_setup()" in "".join(code[0]["source"]), "first code cell must call show_setup()"
+    # cells stay short: the logic lives in helpers
+    longest = max(len("".join(c["source"]).splitlines()) for c in code)
+    assert longest <= 40, f"{path.name} has a code cell of {longest} lines"
+
+
+def test_next_links_point_to_the_following_lesson():
+    paths = lesson_paths()
+    for current, following in pairwise(paths):
+        assert f"]({following.name})" in current.read_text(encoding="utf-8"), current.name
+
+
+def test_ruff_is_clean_over_py_and_ipynb():
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_runtime_files_are_ignored():
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    for folder in [".runtime/", "build/", ".venv/", ".env"]:
+        assert folder in ignored
