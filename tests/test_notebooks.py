@@ -36,6 +36,26 @@ print(json.dumps({"library_run": library_run, "helpers_run": helpers_run,
                   "damaged_unchanged": damaged.path.read_bytes() == before,
                   "torch": "torch" in sys.modules}))
 """,
+    "04_truncation": """
+import json, sys
+print(json.dumps({"slice_reply": model.invoke(window).content,
+                  "slice_marks": window_marks(messages, window),
+                  "safe_types": [m.type for m in safe], "plain": [m.type for m in plain],
+                  "fits": count_tokens(fits),
+                  "last_replies": {n: r[-1].reply for n, r in runs.items()},
+                  "explorer_turns": len(explorer.records),
+                  "torch": "torch" in sys.modules}))
+""",
+    "05_summarization": """
+import json, sys
+print(json.dumps({"split": [len(step.folded), len(step.kept), len(stored)],
+                  "first": step.summary, "second": second.summary,
+                  "unchanged": unchanged,
+                  "after": [m.type for m in file_history.messages],
+                  "korean": summarize_step(model, korean, CountTrigger(4, 2)).summary,
+                  "library_calls": cost_summary(library)["extra calls"],
+                  "torch": "torch" in sys.modules}))
+""",
 }
 
 
@@ -92,4 +112,33 @@ def test_03_file_history_survives_and_fixes_the_pitfalls():
     assert shown["escaped"] is True
     assert "Alice" in shown["answer"]
     assert shown["damaged_unchanged"] is True
+    assert shown["torch"] is False
+
+
+@pytest.mark.notebook
+def test_04_truncation_windows():
+    shown = run("04_truncation")
+    assert "know" in shown["slice_reply"].lower() and "Alice" not in shown["slice_reply"]
+    assert shown["slice_marks"] == ["dropped", "dropped", "kept", "kept", "kept", "kept"]
+    assert shown["safe_types"] == ["system", "human", "ai", "human"]
+    assert shown["plain"] == ["system"]  # the library's trap: the question is gone
+    assert shown["fits"] <= 60
+    replies = shown["last_replies"]
+    assert "Alice" in replies["full history"]
+    assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
+    assert shown["explorer_turns"] == 17
+    assert shown["torch"] is False
+
+
+@pytest.mark.notebook
+def test_05_summarization():
+    shown = run("05_summarization")
+    assert shown["split"] == [8, 2, 10]
+    for fact in shown["first"].splitlines()[1:]:
+        assert fact in shown["second"]
+    assert "My name is Alice." in shown["second"]
+    assert shown["unchanged"] is True
+    assert shown["after"] == ["system", "human", "ai"]
+    assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
+    assert shown["library_calls"] > 0
     assert shown["torch"] is False
