@@ -13,8 +13,12 @@ $(STAMP): requirements.txt requirements.in pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh
 	touch $(STAMP)
 
+# Extra JupyterLab flags: make lab LAB_ARGS="--no-browser --port 8890". As root (containers),
+# JupyterLab needs --allow-root; it is added for you.
+LAB_ARGS ?=
+ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest

@@ -86,7 +86,7 @@ class Settings:
     def describe(self) -> str:
         """One line naming the active chat model, embeddings and database."""
         if self.chat_provider == OFFLINE:
-            chat = "offline stand-in (not a language model; no API key)"
+            chat = "offline stand-in (not a language model)"
         else:
             chat = f"{self.chat_model} at {self.chat_base_url or 'OpenAI'}"
         if self.embedding_provider == OFFLINE:

@@ -156,7 +156,19 @@ def run_concurrent_appends(
     result["lost_silently"] = None if stored_ids is None else len(returned - stored_ids)
     result["writer_error_examples"] = list(dict.fromkeys(examples))[:3]
     result["seconds"] = round(seconds, 2)
+    result["outcome"] = _outcome(result, writers)
     return result
+
+
+def _outcome(result: dict, writers: int) -> str:
+    """One sentence saying what the race left behind."""
+    done = f"{writers} processes appended {result['expected']} messages"
+    if not result["valid_json"]:
+        return (f"{done}; the file is no longer readable ({result['error']}), so all of them are "
+                f"unreadable; {result['writer_errors']} appends failed while writing.")
+    if result["lost"]:
+        return f"{done}; the file holds {result['stored']}: {result['lost']} were lost."
+    return f"{done}; the file holds all {result['stored']}, none lost, none duplicated."
 
 
 def _check_file(

@@ -144,6 +144,8 @@ class FileHistory(BaseChatMessageHistory):
     ) -> None:
         self._session_id = validate_session_id(session_id)
         self._directory = Path(directory) if directory is not None else default_directory()
+        if self._directory.exists() and not self._directory.is_dir():
+            raise NotADirectoryError(f"history directory {str(self._directory)!r} is a file")
         self._directory.mkdir(parents=True, exist_ok=True)
         self._path = self._directory / f"{self._session_id}.json"
         self._lock = self._directory / f"{self._session_id}.json.lock"
@@ -245,6 +247,8 @@ class FileHistory(BaseChatMessageHistory):
             raw = self._path.read_bytes()
         except FileNotFoundError:
             return []
+        except IsADirectoryError as exc:
+            raise self._error("it is a folder, not a file") from exc
         if not raw.strip():
             raise self._error("the file is empty (a write was cut short?)")
         try:
@@ -253,6 +257,8 @@ class FileHistory(BaseChatMessageHistory):
             raise self._error(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
         except json.JSONDecodeError as exc:
             raise self._error(f"not valid JSON, truncated or corrupted? ({exc})") from exc
+        except RecursionError as exc:
+            raise self._error("JSON nested too deeply to be a history file") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise self._error(f"not a history file: expected a JSON object with format={FORMAT!r}")
         if data.get("version") != VERSION:

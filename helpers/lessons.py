@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,29 +88,47 @@ def execute_lesson(
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
+        km=_kernel_manager(),
         timeout=cell_timeout,
-        kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
     probe_value = None
-    with client.setup_kernel():
-        for index, cell in enumerate(nb.cells):
-            client.execute_cell(cell, index)
-        if probe is not None:
-            cell = nbformat.v4.new_code_cell(probe)
-            nb.cells.append(cell)
-            client.execute_cell(cell, len(nb.cells) - 1)
-            nb.cells.pop()
-            texts = [o.get("text", "") for o in cell.outputs if o.get("name") == "stdout"]
-            probe_value = json.loads("".join(texts).strip().splitlines()[-1])
+    try:
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                client.execute_cell(cell, index)
+            if probe is not None:
+                cell = nbformat.v4.new_code_cell(probe)
+                nb.cells.append(cell)
+                client.execute_cell(cell, len(nb.cells) - 1)
+                nb.cells.pop()
+                texts = [o.get("text", "") for o in cell.outputs if o.get("name") == "stdout"]
+                probe_value = json.loads("".join(texts).strip().splitlines()[-1])
+    finally:  # write what ran, also when a cell failed, so it can be inspected
+        if client.km is not None and client.km.has_kernel:
+            client.km.shutdown_kernel(now=True)
+        output_path = None
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            output_path = out_dir / path.name
+            nbformat.write(nb, output_path)
     seconds = time.perf_counter() - start
-    output_path = None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output_path = out_dir / path.name
-        nbformat.write(nb, output_path)
     return LessonRun(path.stem, seconds, len(nb.cells), probe_value, output_path)
+
+
+def _kernel_manager():
+    """A kernel manager for the ``python3`` kernel; IPC transport on POSIX (no TCP ports, and no
+    "running over TCP without encryption" warning on every run)."""
+    import os
+
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name="python3")
+    if os.name == "posix":
+        km.transport = "ipc"
+        km.ip = str(Path(tempfile.mkdtemp(prefix="lesson-kernel-")) / "kernel")
+    return km
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,20 +139,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
+    try:
+        paths = lesson_paths(args.lessons)
+    except FileNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
     runs, failed = [], []
-    for path in lesson_paths(args.lessons):
+    for path in paths:
         print(f"running {path.name} ...", flush=True)
         try:
             runs.append(execute_lesson(path, args.out, args.cell_timeout))
         except (CellExecutionError, CellTimeoutError) as exc:
             failed.append(path.name)
-            print(f"FAILED {path.name}:\n{exc}", file=sys.stderr)
+            print(f"FAILED {path.name} (executed part: {args.out / path.name}):\n{exc}",
+                  file=sys.stderr)
     print(f"\n{'lesson':<32} {'cells':>5} {'seconds':>8}")
     for run in runs:
         print(f"{run.name:<32} {run.cells:>5} {run.seconds:>8.1f}")
     print(f"\nexecuted notebooks: {args.out}")
     if failed:
-        print(f"{len(failed)} lesson(s) failed: {', '.join(failed)}", file=sys.stderr)
+        print(f"{len(failed)} lesson(s) failed: {', '.join(failed)}", file=sys.stderr, flush=True)
         return 1
     return 0
 

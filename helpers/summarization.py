@@ -208,7 +208,7 @@ def summary_prompt(
 def cap_summary(text: str, max_tokens: int) -> str:
     """Cut ``text`` to at most ``max_tokens`` tokens at a line boundary, keeping the first line
     (a heading) and the newest lines (the end). If not even the newest line fits with the heading,
-    the heading plus the newest line is cut by tokens (its end is lost, never the newest fact)."""
+    the heading and the newest line are cut by tokens (the older lines are dropped, as always)."""
     if count_text_tokens(text) <= max_tokens:
         return text
     lines = text.strip().splitlines()

@@ -200,7 +200,8 @@ def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None 
 
     Args:
         messages: list of LangChain messages (or tuples / dicts ``convert_to_messages`` accepts).
-            A bare string is counted as text with no framing.
+            A bare string counts as one user message, as ``model.invoke("...")`` sends it; use
+            ``count_text_tokens`` for text without message framing.
         model: model name for the encoding; ``None`` means ``cl100k_base``. Unknown names fall
             back to ``cl100k_base`` with one warning.
 
@@ -208,10 +209,15 @@ def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None 
         Token count (int, tokens): sum of ``count_message_tokens`` plus 3 reply-priming tokens.
         An empty list counts 0 (nothing is sent).
 
+    Raises:
+        TypeError: ``messages`` is neither a sequence of messages nor a string (e.g. ``None``).
+
     Source of the rule: OpenAI cookbook, "How to count tokens with tiktoken" (see module doc).
     """
     if isinstance(messages, str):
-        return count_text_tokens(messages, model)
+        messages = [messages]
+    elif messages is None or not isinstance(messages, Sequence):
+        raise TypeError(f"count_tokens takes a list of messages or a string, not {type(messages).__name__}")
     if not messages:
         return 0
     return sum(count_message_tokens(m, model) for m in messages) + REPLY_PRIMING_TOKENS

@@ -481,3 +481,18 @@ def test_library_file_history_escapes_korean_by_default(tmp_path):
     assert b"\\uc548\\ub155" in raw_default  # "안녕" escaped
     assert KOREAN.encode("utf-8") not in raw_default
     assert KOREAN.encode("utf-8") in (tmp_path / "utf8.json").read_bytes()
+
+
+def test_odd_paths_give_clear_errors(tmp_path):
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    (nested / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(HistoryFileError, match="nested too deeply"):
+        FileHistory("deep", nested).messages  # noqa: B018
+    (nested / "folder.json").mkdir()
+    with pytest.raises(HistoryFileError, match="folder"):
+        FileHistory("folder", nested).messages  # noqa: B018
+    a_file = tmp_path / "plain.txt"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        FileHistory("s", a_file)

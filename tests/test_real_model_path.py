@@ -92,7 +92,7 @@ def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypat
         out = capsys.readouterr().out
         assert settings.chat_provider == "offline"
         assert out.startswith("Chat: offline stand-in")
-        assert "was refused by" in out and "This kernel uses the offline models" in out
+        assert "was refused by" in out and "This kernel uses the offline chat model" in out
         assert "Traceback" not in out
         assert get_chat_model().__class__.__name__ == "OfflineChatModel"
         # with the right key, the same call uses the endpoint again
@@ -100,5 +100,28 @@ def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypat
         assert show_setup().chat_provider == "openai-compatible"
         assert f"Chat: {MODEL} at {openai_server.base_url}" in capsys.readouterr().out
         assert isinstance(get_chat_model(), ChatOpenAI)
+    finally:
+        models._fallback = None
+
+
+def test_show_setup_falls_back_per_part(openai_server, monkeypatch, capsys):
+    """A refused embedding key names EMBEDDING_API_KEY and only the embeddings go offline; an
+    unlisted CHAT_MODEL gets a note."""
+    import helpers.models as models
+
+    monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("CHAT_MODEL", "typo-model")
+    monkeypatch.setenv("EMBEDDING_MODEL", "test-embedding")
+    monkeypatch.setenv("EMBEDDING_API_KEY", "wrong-embedding-key")
+    try:
+        settings = show_setup()
+        out = capsys.readouterr().out
+        assert settings.chat_provider == "openai-compatible"
+        assert settings.embedding_provider == "offline"
+        assert "The key in EMBEDDING_API_KEY was refused by" in out
+        assert "This kernel uses the offline embeddings" in out
+        assert "CHAT_MODEL='typo-model' is not in the model list" in out and MODEL in out
+        assert "Traceback" not in out
     finally:
         models._fallback = None

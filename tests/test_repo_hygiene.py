@@ -65,6 +65,9 @@ def test_notebook_is_stripped_and_structured(path: Path):
     dirty = [i for i, c in enumerate(code) if c.get("outputs") or c.get("execution_count")]
     assert dirty == [], f"{path.name}: code cells {dirty} carry outputs; strip them"
     markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    # markdown written as "# text" comments renders as a stack of headings
+    commented = [line for line in markdown.splitlines() if re.match(r"#(\s+#|\s*$)", line)]
+    assert commented == [], f"{path.name}: commented-out markdown lines {commented[:3]}"
     for part in ["**Goals**", "## Try it", "## Summary", "**Next:**"]:
         assert part in markdown, f"{path.name} lacks {part!r}"
     assert "show_setup()" in "".join(code[0]["source"]), "first code cell must call show_setup()"

@@ -50,7 +50,10 @@ def test_accepts_tuples_and_strings():
     assert count_tokens([("user", "tiktoken is great!")]) == count_tokens(
         [HumanMessage("tiktoken is great!")]
     )
-    assert count_tokens("tiktoken is great!") == 6
+    # a bare string is one user message, as model.invoke("...") sends it
+    assert count_tokens("tiktoken is great!") == count_tokens([HumanMessage("tiktoken is great!")]) == 13
+    with pytest.raises(TypeError):
+        count_tokens(None)
 
 
 def test_korean_costs_more_tokens_per_character_than_english():
