@@ -10,8 +10,10 @@ Pipeline for one call (the functions named here are public and tested):
 1. ``find_evidence(messages)``: cut the user's and system's messages into sentences
    (``split_sentences``); drop questions, instructions, AI turns and ``AI:`` lines.
 2. Summary requested (``is_summary_request``)? ``summarize_facts`` lists the first-person facts.
-3. Else a question (``is_question``)? ``score`` each sentence against it; quote the best ones or
-   say "I don't know". Else acknowledge the statement (greeting a name it introduces).
+3. Else a question (``is_question``)? Cut it into its questions (``split_question``: "What is my
+   name and where do I live?" is two). For each, ``find_answers`` ranks the sentences by ``score``
+   (a later sentence that ``corrects`` the best one goes first); quote them or say "I don't know".
+   Else acknowledge the statement (greeting a name it introduces).
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ CONCEPTS = {
     "NAME": "name call nickname 이름 성함 불러 부르 별명",
     "JOB": "job work profession occupation career employer employed company office "
     "직업 일 일하 일해 근무 회사 직장 출근",
-    "PLACE": "live home house apartment city town move reside address country place "
-    "neighborhood neighbourhood 살아 살고 살았 살지 살며 삽니 사는 사세 사시 거주 이사 집 "
-    "동네 도시 주소 나라 곳",
+    "PLACE": "live home house apartment city town move reside resident stay based located "
+    "location address country place neighborhood neighbourhood 살아 살고 살았 살지 살며 삽니 사는 "
+    "사세 사시 거주 이사 머물 위치 집 동네 도시 주소 나라 곳",
     "HOMETOWN": "hometown 고향 출신",
     "LIKE": "favorite favourite like love enjoy prefer fan adore 좋아 제일 가장 최애 사랑 즐겨 선호",
     "AGE": "age born birthday 나이 살 생일 태어 연세 세",
@@ -81,9 +83,9 @@ HOLDERS = {"PET", "SISTER", "BROTHER", "SIBLING", "MOTHER", "FATHER", "PARENT", 
            "CHILD", "FRIEND", "COLLEAGUE"}
 CATEGORIES = {"FOOD", "DRINK", "COLOR", "MOVIE", "BOOK", "MUSIC", "SPORT", "GAME", "LANGUAGE",
               "CAR", "HOBBY", "SEASON"}
-# A narrower group matches its broader one at 0.75 ("Where do I live?" / "I grew up in Oslo").
-BROADER = {"SISTER": "SIBLING", "BROTHER": "SIBLING", "MOTHER": "PARENT", "FATHER": "PARENT",
-           "HOMETOWN": "PLACE"}
+# A narrower group matches its broader one at 0.75 ("my sister" / "my sibling"). HOMETOWN is not
+# a kind of PLACE: where I grew up and where I live now are different facts.
+BROADER = {"SISTER": "SIBLING", "BROTHER": "SIBLING", "MOTHER": "PARENT", "FATHER": "PARENT"}
 
 EN_STOP = set(
     "a an the is are am was were be been being do does did doing done have has had having i me "
@@ -105,7 +107,8 @@ KO_STOP = set(
     "거 게 요 네 예 아니 아니요 좀 혹시 정말 진짜 너무 아주 지금 그리고 하지만 그래서 그런데 또 "
     "다시 해 해요 했어요 합니다 하고 하는 하세요 이에요 예요 입니다 이야 안녕 안녕하세요 감사 "
     "감사합니다 고마워 고마워요 고맙습니다 반가워 반가워요 반갑습니다 질문 대답 답 사용자 대화 "
-    "요약 정보 사실 메시지 기록 관련 다음 이전 주세요 줘 수 때 등 씨 님 대해 대한 관해 맞아".split()
+    "요약 정보 사실 메시지 기록 관련 다음 이전 주세요 줘 수 때 등 씨 님 대해 대한 관해 맞아 "
+    "다 전부 모두 모든".split()
 )
 KO_STOP_PREFIXES = ("있", "없", "알겠", "그렇")  # 있어요, 없나요, 알겠습니다, 그렇군요 ...
 # Korean particles and endings that are stripped to find a word's stem ("이름은" -> "이름").
@@ -161,13 +164,27 @@ _PHRASES = [  # multi-word phrases that mean one concept
     (re.compile(r"\b(?:am|are|is|was|were|'m|come|comes|came|originally)\s+from\b", re.I),
      " hometown "),
     (re.compile(r"\bwhere\b(.*)\bfrom\b", re.I), r"where \1 hometown"),
+    (re.compile(r"\bfrom(?=\W*$)", re.I), " hometown "),  # "What city am I from?"
     (re.compile(r"\bgo(?:es)? by\b", re.I), " name "),
     (re.compile(r"\bhow old\b|\byears? old\b", re.I), " age "),
     (re.compile(r"\b(?:grew|grow|growing) up\b", re.I), " hometown "),
     (re.compile(r"\bI(?:'m|’m| am) (?:a|an) ", re.I), " job "),  # "I'm a nurse"
+    # "What do I do?" / "What does my sister do?" ask for a job; "... do on weekends?" does not
+    (re.compile(r"\bwhat (?:do|does) ((?:I|we|my|our)\b[\w' ]{0,20}?) do\b"
+                r"(?=\W*(?:again|now|exactly)?\W*$)", re.I), r"what \1 job"),
+    (re.compile(r"뭐\s*하는\s*(?:사람|분)"), " job "),  # "제가 뭐 하는 사람이에요?"
     (re.compile(r"(?:저는|나는|전|난)\s+(?:[가-힣]+\s+)?[가-힣]*(?:사|생|원|자|가|관|님)"
                 r"(?:이에요|예요|입니다|이야|야)"), r"\g<0> job "),  # "저는 간호사예요"
 ]
+_QUESTION_JOIN = re.compile(  # "..., and where ...", "... 그리고 ...", "뭔지랑 / 사는지랑 ...", "뭐고 ..."
+    r"(,?\s+and\s+(?=(?:what|where|when|who|whose|which|why|how|do|does|did|am|is|are|can)\b)"
+    r"|\s+그리고\s+|(?<=[는은인뭔딘군젠건]지)랑\s+|(?<=뭐)고\s+|(?<=디)고\s+)", re.I)
+_CORRECTION = re.compile(
+    r"\b(?:actually|correction|I meant|I misspoke)\b|^\s*no\b[,.!]|,\s*not\b|아니라|아니고|정정|"
+    r"잘못\s*말", re.I)
+_NEGATED = re.compile(  # the word a correction takes back: "Bea, not Ann", "not Faro", "민지가 아니라"
+    r"(?i:,\s*not\s+(?:in |at |from |the |an? |my )?)([\w'-]+)|\bnot\s+([A-Z][\w'-]*)"
+    r"|([가-힣A-Za-z]+?)[이가]?\s*아니(?:라|고)")
 _CLAUSE_BREAK = re.compile(
     r",?\s+(?:and|but)\s+(?=(?:I|I'm|my|we|our)\b)|;\s*|(?<=고)\s+|(?<=며)\s+|(?<=지만)\s+"
     r"|(?<=는데)\s+", re.I)
@@ -343,7 +360,8 @@ def is_question(sentence: str) -> bool:
     if not words:
         return False
     if detect_language(text) == "en":
-        return not text.endswith((".", "!")) and words[0].lower() in EN_QUESTION_START
+        first = words[0].lower().replace("’", "'").split("'")[0]  # "What's" -> "what"
+        return not text.endswith((".", "!")) and first in EN_QUESTION_START
     if re.search(r"(알려|말해)\s*(줘|주세요|줄래|주실)", text):
         return True
     if text.endswith((".", "!")):
@@ -471,6 +489,8 @@ def _score_clause(question: tuple[Token, ...], clause: tuple[Token, ...]) -> flo
     s_cats = {t.concept for t in clause if t.concept in CATEGORIES}
     if q_cats and s_cats and not q_cats & s_cats:
         return 0.0  # asks about a color, the sentence is about food
+    if "HOMETOWN" in {t.concept for t in question} - {t.concept for t in clause}:
+        return 0.0  # asks where I am from, the sentence is not about that (maybe where I live)
     matches = [max((_token_match(q, s) for s in clause), default=0.0) for q in question]
     topic = [q for q in question if q.concept not in HOLDERS]
     hits = [i for i, s in enumerate(clause) if any(_token_match(q, s) for q in topic)]
@@ -532,7 +552,7 @@ def is_fact(statement: Statement) -> bool:
 
 
 def summarize_facts(
-    statements: Sequence[Statement], max_facts: int = 30, language: str = "en"
+    statements: Sequence[Statement], max_facts: int = 60, language: str = "en"
 ) -> str:
     """An extractive summary: the user's facts as a bulleted list, oldest first.
 
@@ -565,6 +585,84 @@ def summarize_facts(
     return text["heading"] + "".join(f"\n- {fact}" for fact in facts)
 
 
+def split_question(question: str) -> list[str]:
+    """The questions asked in ``question`` (str), in order: its question sentences, and the parts
+    of a compound question joined by "and" / 그리고 / "-지랑" when each part asks something
+    ("What is my name and where do I live?" -> "What is my name", "where do I live?")."""
+    parts = []
+    for sentence in split_sentences(question):
+        pieces = _QUESTION_JOIN.split(sentence)  # [part, joiner, part, joiner, part ...]
+        current = pieces[0]
+        for joiner, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+            if is_question(current) and is_question(piece):
+                parts.append(current)
+                current = piece
+            else:
+                current += joiner + piece  # "my sister and brother": one question
+        parts.append(current)
+    return [part for part in parts if is_question(part)] or [question]
+
+
+def corrects(statement: str, earlier: str, on_topic: bool) -> bool:
+    """True if ``statement`` corrects ``earlier`` (both str): it says "actually", "I meant",
+    ", not ...", "아니라", "정정" ... and is ``on_topic``, or it negates a word of ``earlier``
+    ("No, it's Bea, not Ann." corrects "My name is Ann.")."""
+    negated = {word for found in _NEGATED.findall(statement) for word in found
+               if word and word.lower() not in EN_STOP | KO_STOP}
+    return (on_topic and bool(_CORRECTION.search(statement))) or any(
+        re.search(rf"(?<!\w){re.escape(word)}", earlier, re.I) for word in negated
+    )
+
+
+def find_answers(
+    question: str, evidence: Sequence[Statement], max_quotes: int = 3, min_score: float = 0.5
+) -> list[Statement]:
+    """The statements that answer ``question`` (one question, str), in the order to quote them.
+
+    The best one (highest ``score``, the latest on ties) comes first, then others scoring at
+    least 80% of it; none if the best scores below ``min_score``. A later statement that
+    ``corrects`` the best one goes first ("Actually, my name is Bea, not Ann."). At most
+    ``max_quotes`` statements.
+    """
+    ranked = sorted(
+        ((score(question, s.text), s) for s in evidence), key=lambda p: (-p[0], -p[1].position)
+    )
+    if not ranked or ranked[0][0] < min_score:
+        return []
+    best_score, best = ranked[0]
+    found = [s for value, s in ranked if value >= max(min_score, 0.8 * best_score)]
+    corrections = [s for value, s in ranked
+                   if s.position > best.position and corrects(s.text, best.text, value >= min_score)]
+    if corrections:
+        found.insert(0, max(corrections, key=lambda s: s.position))
+    return _distinct(found)[:max_quotes]
+
+
+def _distinct(statements: Sequence[Statement]) -> list[Statement]:
+    """``statements`` with each sentence once (its first occurrence kept)."""
+    first: dict[str, Statement] = {}
+    for statement in statements:
+        first.setdefault(statement.text, statement)
+    return list(first.values())
+
+
+def _facts_about_me(evidence: Sequence[Statement], max_quotes: int) -> list[Statement]:
+    """For "Who am I?" / "What do you know about me?": the user's name first, then recent facts."""
+    facts = [s for s in evidence if is_fact(s)]
+    name = find_answers("name", facts, max_quotes=1)
+    return _distinct(name + facts[::-1])[:max_quotes]
+
+
+def _quote(statements: Sequence[Statement], text: dict[str, str]) -> str:
+    """'You told me: "..."' for the first statement, then "Earlier you said" (an older one) or
+    "You also said" (a newer one) for the others."""
+    first = statements[0]
+    return " ".join([text["quote"].format(first.text)] + [
+        text["earlier" if s.position < first.position else "also"].format(s.text)
+        for s in statements[1:]
+    ])
+
+
 def answer_question(
     question: str,
     evidence: Sequence[Statement],
@@ -574,39 +672,31 @@ def answer_question(
     """Answer ``question`` by quoting the statements in ``evidence`` that match it best.
 
     Args:
-        question: one question sentence (str). Hangul in it makes the reply Korean.
+        question: the user's question (str); each question in it (``split_question``) is
+            answered in turn. Hangul in it makes the reply Korean.
         evidence: statements from ``find_evidence``.
-        max_quotes: quote at most this many sentences.
+        max_quotes: quote at most this many sentences per question.
         min_score: ``score`` (0-1) the best sentence needs; below it the reply is "I don't know".
 
     Returns:
-        The reply (str). The best statement (highest ``score``, the latest one on ties) is quoted
-        first; others scoring at least 80% of it follow. A question with no content words that
-        is about the user ("What do you know about me?") quotes the latest facts.
+        The reply (str): for each question, the ``find_answers`` statements quoted ("You told
+        me: ...", then "Earlier you said: ..." for older ones), or "I don't know". A question with
+        no content words that is about the user ("Who am I?", "What do you know about me?")
+        quotes the user's name and latest facts.
     """
     text = KO_TEXT if detect_language(question) == "ko" else EN_TEXT
-    if not tokenize(question):
-        facts = [s for s in evidence if is_fact(s)][-max_quotes:]
-        if not facts or not has_first_person(question):
-            return text["unknown"]
-        return text["quote"].format(facts[-1].text) + "".join(
-            " " + text["earlier"].format(s.text) for s in reversed(facts[:-1])
-        )
-    ranked = sorted(
-        ((score(question, s.text), s) for s in evidence), key=lambda p: (-p[0], -p[1].position)
-    )
-    if not ranked or ranked[0][0] < min_score:
-        return text["unknown"]
-    best_score, best = ranked[0]
-    reply, quoted = text["quote"].format(best.text), {best.text}
-    for value, statement in ranked[1:]:
-        if len(quoted) >= max_quotes or value < max(min_score, 0.8 * best_score):
-            break
-        if statement.text not in quoted:
-            quoted.add(statement.text)
-            label = "earlier" if statement.position < best.position else "also"
-            reply += " " + text[label].format(statement.text)
-    return reply
+    replies, quoted = [], set()
+    for part in split_question(question):
+        if tokenize(part):
+            found = find_answers(part, evidence, max_quotes, min_score)
+        else:
+            found = _facts_about_me(evidence, max_quotes) if has_first_person(part) else []
+        fresh = [s for s in found if s.text not in quoted]
+        if found and not fresh:
+            continue  # an earlier part of the question already quoted these
+        quoted.update(s.text for s in fresh)
+        replies.append(_quote(fresh, text) if fresh else text["unknown"])
+    return " ".join(dict.fromkeys(replies))  # "I don't know" once, even for two parts
 
 
 def introduced_name(text: str) -> str | None:
@@ -631,12 +721,16 @@ def introduced_name(text: str) -> str | None:
     return None
 
 
-def _last_human_sentences(messages: Sequence[BaseMessage]) -> list[str]:
+def _last_human_lines(messages: Sequence[BaseMessage]) -> list[str]:
     for message in reversed(messages):
         if _message_role(message) == "human":
             lines = _role_lines(_message_text(message), "human")
-            return [s for role, line, _ in lines if role != "ai" for s in split_sentences(line)]
+            return [line for role, line, _ in lines if role != "ai"]
     return []
+
+
+def _last_human_sentences(messages: Sequence[BaseMessage]) -> list[str]:
+    return [s for line in _last_human_lines(messages) for s in split_sentences(line)]
 
 
 def wants_summary(messages: Sequence[BaseMessage]) -> bool:
@@ -656,7 +750,7 @@ def wants_summary(messages: Sequence[BaseMessage]) -> bool:
 
 def respond(
     messages: Sequence[BaseMessage],
-    max_summary_facts: int = 30,
+    max_summary_facts: int = 60,
     max_quotes: int = 3,
     min_score: float = 0.5,
 ) -> str:
@@ -673,13 +767,14 @@ def respond(
         ValueError: ``max_summary_facts`` < 1 and a summary was asked for.
     """
     evidence = find_evidence(messages)
-    sentences = _last_human_sentences(messages)
+    lines = _last_human_lines(messages)
     if wants_summary(messages):
         request = " ".join(_message_text(m) for m in messages if _message_role(m) != "ai")
         return summarize_facts(evidence, max_summary_facts, detect_language(request))
-    questions = [s for s in sentences if is_question(s)]
-    if questions:
-        return answer_question(questions[-1], evidence, max_quotes, min_score)
+    asking = [line for line in lines if any(is_question(s) for s in split_sentences(line))]
+    if asking:  # the last line that asks something: "What's my name? And where do I live?"
+        return answer_question(asking[-1], evidence, max_quotes, min_score)
+    sentences = [s for line in lines for s in split_sentences(line)]
     said = " ".join(sentences)
     text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
     name = introduced_name(said)
@@ -694,14 +789,16 @@ class OfflineChatModel(BaseChatModel):
 
     * a question: every sentence the user stated (not AI turns, not questions) gets a score, the
       share of the question's words, or synonyms (name/called, job/work, live/moved ...),
-      it contains; the best one is quoted ("You told me: ..."), the latest one on ties. If no
-      sentence scores ``min_score``, it says it does not know.
+      it contains; the best one is quoted ("You told me: ..."), the latest one on ties, and a
+      later correction ("Actually, ...", "..., not Ann") before it. If no sentence scores
+      ``min_score``, it says it does not know. "What is my name and where do I live?" is
+      answered part by part; "Who am I?" quotes the user's name, then recent facts.
     * "summarize ...": it lists the first-person facts the user stated (an earlier summary's
       facts included), in the conversation's language.
     * anything else: "Got it.", or a greeting if you told it your name.
     """
 
-    max_summary_facts: int = 30
+    max_summary_facts: int = 60
     """A summary keeps at most this many facts (the most recent)."""
     max_quotes: int = 3
     """An answer quotes at most this many sentences."""

@@ -2,7 +2,8 @@
 
 Every fact and phrasing here is held out: none of it appears in the lessons or in the model's
 code. The model must answer from what the user said in the messages it is sent, and from
-nothing else.
+nothing else. The one exception is the last section: a newcomer's phrasings against a
+lesson-style history, kept as regression cases.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, get_
 from helpers.offline_model import (
     OfflineChatModel,
     Statement,
+    corrects,
     detect_language,
+    find_answers,
     find_evidence,
     introduced_name,
     is_question,
     is_summary_request,
     score,
+    split_question,
     split_sentences,
     summarize_facts,
     tokenize,
@@ -211,6 +215,142 @@ def test_answers_from_relevant_history_inside_one_human_message(model):
 def test_a_question_about_me_with_no_topic_quotes_recent_facts(model):
     answer = ask(model, "I keep bees.", "I fix old radios.", "What do you know about me?")
     assert "bees" in answer and "radios" in answer
+
+
+# --- natural phrasings: synonyms, "who am I", compound questions, corrections ------------------
+
+ABOUT_TOBIAS = ("Hello, my name is Tobias.", "I repair pipe organs for a living.",
+                "I live in Tartu with two parrots.", "I'm training for a marathon in June.")
+
+
+@pytest.mark.parametrize(
+    "question", ["Where am I based?", "Where do I stay?", "Where am I located?", "Where do I reside?"]
+)
+def test_based_stay_located_reside_ask_where_i_live(model, question):
+    assert ask(model, *ABOUT_TOBIAS, question) == 'You told me: "I live in Tartu with two parrots."'
+
+
+def test_a_home_stated_as_based_or_staying_answers_where_i_live(model):
+    assert "Tromsø" in ask(model, "I'm based in Tromsø these days.", "Where do I live?")
+    assert "hostel" in ask(model, "I'm staying at a hostel near the port.", "Where do I live now?")
+
+
+@pytest.mark.parametrize(
+    "question", ["Who am I?", "Do you remember me?", "What do you know about me?",
+                 "Tell me everything you know about me."]
+)
+def test_who_am_i_quotes_the_name_first_then_recent_facts(model, question):
+    answer = ask(model, *ABOUT_TOBIAS, question)
+    assert answer.startswith('You told me: "Hello, my name is Tobias."')
+    assert 'You also said: "I\'m training for a marathon in June."' in answer
+
+
+@pytest.mark.parametrize(
+    "question", ["나에 대해 아는 거 다 말해줘", "저에 대해 알고 있는 거 전부 말해 주세요.", "제가 누구예요?",
+                 "저 기억나요?"]
+)
+def test_tell_me_about_me_in_korean(model, question):
+    answer = ask(model, "저는 지호예요.", "저는 목수로 일해요.", "요즘 기타를 배우고 있어요.", question)
+    assert answer.startswith('전에 이렇게 말씀하셨어요: "저는 지호예요."')
+    assert "기타" in answer
+
+
+def test_what_do_i_do_asks_for_a_job_unless_a_more_specific_phrase_follows(model):
+    turns = ("I go sailing on Sundays.", "I'm employed at a brewery.")
+    assert ask(model, *turns, "What do I do?") == 'You told me: "I\'m employed at a brewery."'
+    assert ask(model, *turns, "What do I do again?") == 'You told me: "I\'m employed at a brewery."'
+    assert ask(model, *turns, "What do I do on Sundays?") == 'You told me: "I go sailing on Sundays."'
+    assert "brewery" in ask(model, "My brother works at a brewery.", "What does my brother do?")
+    assert "목수" in ask(model, "저는 목수로 일해요.", "제가 뭐 하는 사람이에요?")
+
+
+def test_split_question_splits_only_where_each_part_asks_something():
+    assert split_question("What's my name, and where do I live?") == [
+        "What's my name", "where do I live?"]
+    assert split_question("Hi! What is my job? And what car do I drive?") == [
+        "What is my job?", "And what car do I drive?"]
+    assert split_question("제 이름이 뭔지랑 어디 사는지 알려줘.") == ["제 이름이 뭔지", "어디 사는지 알려줘."]
+    assert split_question("이름이 뭐고 어디 살아요?") == ["이름이 뭐", "어디 살아요?"]
+    for one in ["Where do my sister and brother live?", "누가 강아지랑 살아요?",
+                "제 이름이랑 직업이 뭐예요?"]:
+        assert split_question(one) == [one]
+
+
+@pytest.mark.parametrize(
+    "question", ["What's my name, and where do I live?", "What is my name and where do I live?",
+                 "What's my name? And where do I live?"]
+)
+def test_a_compound_question_is_answered_part_by_part(model, question):
+    assert ask(model, *ABOUT_TOBIAS, question) == (
+        'You told me: "Hello, my name is Tobias." You told me: "I live in Tartu with two parrots."')
+
+
+def test_a_compound_question_says_which_part_it_does_not_know(model):
+    answer = ask(model, *ABOUT_TOBIAS, "What's my name and what car do I drive?")
+    assert answer == ('You told me: "Hello, my name is Tobias." '
+                      "I don't know: nothing in the messages I was sent says that.")
+    assert ask(model, "I keep bees.", "What is my job and where do I live?").count(UNKNOWN_EN) == 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["제 이름이 뭐예요 그리고 어디 살아요?", "제 이름이 뭔지랑 어디 사는지 알려줘.",
+     "이름이 뭐고 어디 살아요?"],
+)
+def test_a_korean_compound_question_is_answered_part_by_part(model, question):
+    answer = ask(model, "제 이름은 하린이에요.", "저는 춘천에 살아요.", question)
+    assert answer.index("하린") < answer.index("춘천")
+
+
+def test_hometown_and_current_home_are_different_facts(model):
+    assert ask(model, "저는 광주에 살아요.", "제 고향이 어디예요?").startswith(UNKNOWN_KO)
+    assert ask(model, "저는 광주에 살아요.", "제가 어디 출신이에요?").startswith(UNKNOWN_KO)
+    assert ask(model, "I live in Utrecht.", "What city am I from?").startswith(UNKNOWN_EN)
+    assert ask(model, "I grew up in Tampere.", "Where do I live?").startswith(UNKNOWN_EN)
+    both = ("I grew up in Tampere.", "I live in Utrecht.")
+    assert ask(model, *both, "What city am I from?") == 'You told me: "I grew up in Tampere."'
+    assert ask(model, "저는 전주 출신이에요.", "저는 광주에 살아요.", "고향이 어디예요?") == (
+        '전에 이렇게 말씀하셨어요: "저는 전주 출신이에요."')
+
+
+def test_corrects():
+    assert corrects("Actually, I live in Kotor.", "I live in Budva.", on_topic=True)
+    assert not corrects("Actually, I live in Kotor.", "I live in Budva.", on_topic=False)
+    assert corrects("No, sorry, it's Saga, not Oona.", "My name is Oona.", on_topic=False)
+    assert corrects("다은이 아니라 하린이에요.", "제 이름은 다은이에요.", on_topic=False)
+    assert not corrects("I'm not sure, really.", "I'm really into chess.", on_topic=True)
+
+
+def test_a_later_correction_is_quoted_first(model):
+    answer = ask(model, "My name is Oona.", "I keep bees.", "Actually, my name is Saga, not Oona.",
+                 "What's my name?")
+    assert answer == ('You told me: "Actually, my name is Saga, not Oona." '
+                      'Earlier you said: "My name is Oona."')
+    # the correction does not repeat "name", yet takes back the word "Oona"
+    answer = ask(model, "My name is Oona.", "No, sorry, it's Saga, not Oona.", "What's my name?")
+    assert answer.startswith('You told me: "No, sorry, it\'s Saga, not Oona."')
+    # it wins though it matches the question less well than the old fact
+    answer = ask(model, "My favourite fruit is mango.", "Actually, I prefer figs now.",
+                 "What's my favourite fruit?")
+    assert answer.startswith('You told me: "Actually, I prefer figs now."') and "mango" in answer
+    # ... but a later change beats an earlier correction
+    answer = ask(model, "Actually, I rent a flat in Kotor.", "Last month I moved to Budva.",
+                 "Where do I live?")
+    assert answer.startswith('You told me: "Last month I moved to Budva."')
+
+
+@pytest.mark.parametrize("fact", ["정정할게요, 제 이름은 하린이에요.", "다은이 아니라 하린이에요."])
+def test_a_korean_correction_is_quoted_first(model, fact):
+    answer = ask(model, "제 이름은 다은이에요.", fact, "제 이름이 뭐예요?")
+    assert answer.startswith(f'전에 이렇게 말씀하셨어요: "{fact}"') and "다은" in answer
+
+
+def test_find_answers_returns_statements_in_quoting_order():
+    evidence = [Statement(text, "human", i) for i, text in enumerate(
+        ["I live in Lyon.", "I keep bees.", "I moved to Nantes.", "I live in Lyon."])]
+    assert [s.text for s in find_answers("Where do I live?", evidence)] == [
+        "I live in Lyon.", "I moved to Nantes."]  # latest first on ties, each sentence once
+    assert find_answers("What car do I drive?", evidence) == []
 
 
 # --- answering questions (Korean) -------------------------------------------------------------
@@ -440,3 +580,48 @@ def test_facts_survive_langchain_summarization_middleware(model):
     result = agent.invoke({"messages": [HumanMessage("What is my name?")]}, config)
     assert any("summary" in str(m.content) for m in result["messages"])
     assert "Marisol" in result["messages"][-1].content
+
+
+# --- regression: a newcomer's phrasings against a lesson-style history ------------------------
+
+NEWCOMER_HISTORY = [
+    HumanMessage("Hi! My name is Alice."), AIMessage("Nice to meet you, Alice!"),
+    HumanMessage("I work as a data engineer at a shipping company."), AIMessage("Got it."),
+    HumanMessage("I live in Lisbon with my cat, Miso."), AIMessage("Got it."),
+    HumanMessage("My favourite programming language is Python."), AIMessage("Got it."),
+    HumanMessage("I'm learning Korean for a trip to Seoul next spring."), AIMessage("Got it."),
+]
+NAME = '"My name is Alice."'
+LISBON = '"I live in Lisbon with my cat, Miso."'
+
+
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [
+        ("What is my name?", f"You told me: {NAME}"),
+        ("Where do I live?", f"You told me: {LISBON}"),
+        ("Where am I based?", f"You told me: {LISBON}"),
+        ("Who am I?", f"You told me: {NAME} You also said: \"I'm learning Korean"),
+        ("Do you remember me?", f"You told me: {NAME} You also said: \"I'm learning Korean"),
+        ("Tell me everything you know about me.", f"You told me: {NAME}"),
+        ("What do I do?", 'You told me: "I work as a data engineer at a shipping company."'),
+        ("What is my name and where do I live?", f"You told me: {NAME} You told me: {LISBON}"),
+        ("나에 대해 아는 거 다 말해줘", f"전에 이렇게 말씀하셨어요: {NAME}"),
+    ],
+)
+def test_newcomer_phrasings(model, question, start):
+    answer = model.invoke([*NEWCOMER_HISTORY, HumanMessage(question)]).content
+    assert answer.startswith(start)
+    if question in ("What is my name?", "Where do I live?", "What do I do?"):
+        assert answer == start
+
+
+def test_newcomer_hometown_and_correction(model):
+    messages = [HumanMessage("저는 부산에 살아요"), AIMessage("알겠어요."),
+                HumanMessage("제 고향이 어디예요?")]
+    assert model.invoke(messages).content.startswith(UNKNOWN_KO)
+    messages = [HumanMessage("My name is Alice."), AIMessage("Nice to meet you, Alice!"),
+                HumanMessage("Actually, my name is Bea, not Alice"), AIMessage("Got it."),
+                HumanMessage("What is my name?")]
+    assert model.invoke(messages).content == (
+        'You told me: "Actually, my name is Bea, not Alice" Earlier you said: "My name is Alice."')
