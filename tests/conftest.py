@@ -35,3 +35,13 @@ def openai_server():
 
     with OpenAICompatibleServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A real Milvus server (the standalone binary of the PyPI package ``milvus``) for the whole
+    session, on a free port with data in a temporary folder; see milvus_server.py. Skips with the
+    reason where the platform cannot run it (set MILVUS_TEST_URI to use your own server)."""
+    from milvus_server import milvus_server_session
+
+    yield from milvus_server_session(tmp_path_factory)
