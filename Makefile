@@ -3,10 +3,11 @@
 #   make lab      set up and open the course in JupyterLab
 #   make test     set up and run every test (what CI runs)
 #   make lessons  set up and execute every lesson headless into build/notebooks/
+#   make evaluate set up and measure every memory strategy on the long conversation (build/evaluation/)
 VENV := .venv
 STAMP := $(VENV)/.course-installed
 
-.PHONY: lab test lessons setup lock
+.PHONY: lab test lessons evaluate setup lock
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements.in pyproject.toml scripts/setup.sh
@@ -22,6 +23,9 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+evaluate: $(STAMP)
+	$(VENV)/bin/python -m helpers.evaluation --out build/evaluation
 
 lessons: $(STAMP)
 	$(VENV)/bin/python -m helpers.lessons --out build/notebooks

@@ -372,11 +372,28 @@ def is_question(sentence: str) -> bool:
     )
 
 
-def is_summary_request(text: str) -> bool:
-    """True if ``text`` asks for a summary (summarize / write a summary / sum up / 요약해 ...).
+_ABOUT_CONVERSATION = re.compile(
+    r"\b(?:conversation|chat|discussion|messages?|history|transcript|so far|above|below"
+    r"|we (?:talked|discussed|said)|I (?:said|told|mentioned))\b|대화|이야기|메시지|지금까지|내용",
+    re.I,
+)
 
-    A summary that is merely provided ("Here is a summary ...", "대화 요약:") is not a request."""
-    return bool(_SUMMARY_REQUEST.search(text))
+
+def is_summary_request(text: str) -> bool:
+    """True if ``text`` asks for a summary of the conversation (summarize / write a summary /
+    sum up / 요약해 ... together with conversation, messages, so far, 대화 ...).
+
+    A summary that is merely provided ("Here is a summary ...", "대화 요약:") is not a request,
+    and neither is a summary of something else ("Summarise the plot of Hamlet"): that is an
+    ordinary request the stand-in cannot do."""
+    if not _SUMMARY_REQUEST.search(text):
+        return False
+    if _ABOUT_CONVERSATION.search(text):
+        return True
+    # a bare "Summarize, please." / "요약해 주세요." means this conversation; "Summarise the plot
+    # of Hamlet" names something else
+    rest = _SUMMARY_REQUEST.sub(" ", text)
+    return len(tokenize(rest)) <= 1
 
 
 def _message_role(message: BaseMessage) -> str:
@@ -538,12 +555,21 @@ def score(question: str, statement: str) -> float:
     return max(_score_clause(q_tokens, tokenize(piece)) for piece in pieces)
 
 
+# A request, not a fact about the user: "Give me three ideas", "Tell me a joke", "Can you ...".
+_REQUEST = re.compile(
+    r"\s*(?:please\s+)?(?:give|tell|show|send|recommend|suggest|help|explain|write|make|find|"
+    r"remind|summari[sz]e|translate|list|describe|teach|let)\b(?!\s+(?:is|are|was)\b)"
+    r"|\s*(?:can|could|would|will)\s+you\b",
+    re.I,
+)
+
+
 def is_fact(statement: Statement) -> bool:
     """True if ``statement`` is a fact worth keeping in a summary: it has a content word and is
     in the first person. Korean drops the subject ("부산에 살아요"), so a Korean user sentence or
     list item with two content words counts too (one word alone is usually "좋아요"-like filler)."""
     tokens = tokenize(statement.text)
-    if statement.text in _PLACEHOLDERS or not tokens:
+    if statement.text in _PLACEHOLDERS or not tokens or _REQUEST.match(statement.text):
         return False
     if has_first_person(statement.text):
         return True
@@ -729,6 +755,17 @@ def _last_human_lines(messages: Sequence[BaseMessage]) -> list[str]:
     return []
 
 
+def _own_words(messages: Sequence[BaseMessage]) -> str:
+    """The last human message without quoted history: when it carries "User: ..." / "AI: ..."
+    lines (retrieved memories, a transcript), only the lines outside them are the user's new words."""
+    for message in reversed(messages):
+        if _message_role(message) == "human":
+            lines = _role_lines(_message_text(message), "human")
+            quoted = any(role == "context" for role, _, _ in lines)
+            return " ".join(line for role, line, _ in lines if not quoted or role == "context")
+    return ""
+
+
 def _last_human_sentences(messages: Sequence[BaseMessage]) -> list[str]:
     return [s for line in _last_human_lines(messages) for s in split_sentences(line)]
 
@@ -774,8 +811,7 @@ def respond(
     asking = [line for line in lines if any(is_question(s) for s in split_sentences(line))]
     if asking:  # the last line that asks something: "What's my name? And where do I live?"
         return answer_question(asking[-1], evidence, max_quotes, min_score)
-    sentences = [s for line in lines for s in split_sentences(line)]
-    said = " ".join(sentences)
+    said = _own_words(messages)  # not the quoted history: its names were introduced long ago
     text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
     name = introduced_name(said)
     return text["greet"].format(name) if name else text["ack"]

@@ -625,3 +625,32 @@ def test_newcomer_hometown_and_correction(model):
                 HumanMessage("What is my name?")]
     assert model.invoke(messages).content == (
         'You told me: "Actually, my name is Bea, not Alice" Earlier you said: "My name is Alice."')
+
+
+def test_quoted_history_does_not_greet_an_old_name():
+    """Retrieved memories put old turns in front of the new message; a name in them was
+    introduced long ago and must not be greeted again (only the user's new words count)."""
+    model = OfflineChatModel()
+    retrieved = (
+        "Relevant history:\n- [round 1] User: My name is Ann.\n  AI: Nice to meet you, Ann!\n\n"
+        "Question: I like green tea."
+    )
+    assert model.invoke([HumanMessage(retrieved)]).content == "Got it."
+    introducing = "Relevant history:\n- [round 1] User: I like tea.\n\nQuestion: My name is Bo."
+    assert model.invoke([HumanMessage(introducing)]).content == "Nice to meet you, Bo!"
+
+
+def test_summaries_of_other_things_and_requests_are_not_conversation_summaries(model):
+    """"Summarise the plot of Hamlet" is an ordinary request, not a request to summarize the
+    conversation; "Give me three ideas ..." is a request, not a fact about the user."""
+    from helpers.offline_model import is_summary_request
+
+    assert not is_summary_request("Summarise the plot of Hamlet in two sentences.")
+    assert is_summary_request("Please summarize what we discussed.")
+    reply = model.invoke(chat("I keep bees on my roof.", "Summarise the plot of Hamlet.")).content
+    assert not reply.startswith("Facts the user stated")
+    summary = model.invoke(chat("Give me three ideas for a rainy afternoon.",
+                                "Tell me a joke about computers.",
+                                "I keep bees on my roof.",
+                                "Summarize our conversation.")).content
+    assert summary.splitlines() == ["Facts the user stated:", "- I keep bees on my roof."]

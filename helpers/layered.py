@@ -1,0 +1,268 @@
+"""Layered memory (lesson 07): a recent window, a running summary and Milvus recall in one prompt.
+
+The three strategies of lessons 04-06 are layers, not rivals, as the article concludes:
+
+* **window** for this turn: the newest messages of the current session, verbatim, cut to
+  ``window_tokens`` by ``helpers.truncation.token_window``;
+* **summary** for compression: what falls out of the window is folded into a running summary of
+  the session (``helpers.summarization``), capped at ``summary_tokens``;
+* **vector store** across sessions: every turn is written to Milvus (``helpers.milvus_store``),
+  and every ``summary_every`` turns (the article's plan: 20) a summary of those turns is written
+  too, so later sessions can recall it. Before each answer the ``top_k`` most relevant memories
+  are retrieved, cut to ``retrieval_tokens``.
+
+The prompt, with each section marked and budgeted::
+
+    [system prompt,
+     SystemMessage("Summary of the earlier conversation: ...")     <- summary_tokens
+     SystemMessage("Relevant memories from earlier turns: ...")     <- retrieval_tokens
+     *recent messages, new question]                                 <- window_tokens
+
+Memories already in the window are not retrieved twice. A new session (``start_session``)
+starts with an empty window and summary: only Milvus carries over.
+
+How this differs from the library way: LangChain has each layer (``trim_messages``,
+``SummarizationMiddleware``, ``langchain_milvus.Milvus`` as a retriever) but no combined memory
+with per-section budgets; LangGraph's store (``BaseStore``) with semantic search is its nearest
+equivalent for the cross-session layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from helpers.milvus_store import Memory, MemoryStore, validate_id
+from helpers.summarization import (
+    SummaryStep,
+    TokenTrigger,
+    conversation_language,
+    split_stored,
+    summarize_step,
+    summary_prompt,
+)
+from helpers.tokens import count_message_tokens, count_text_tokens
+from helpers.truncation import token_window
+
+RETRIEVED_ID = "retrieved-memories"
+_RETRIEVED_HEADER = "Relevant memories from earlier turns (retrieved by meaning, may be outdated):"
+
+
+OVERFETCH = 4  # search top_k * 4, then rank_memories picks top_k
+
+
+def rank_memories(memories: Sequence[Memory]) -> list[Memory]:
+    """Order retrieved memories for the prompt: drop repeats of the same user message (a user
+    who asked "What is my name?" five times has five near-identical rows that would fill the
+    top-k), then put statements before questions (a stored question carries no fact of its own,
+    only its answer might), keeping the similarity order within each group.
+
+    Args:
+        memories: ``MemoryStore.search`` results, best first.
+
+    Returns:
+        A new list, same ``Memory`` objects.
+    """
+    seen, unique = set(), []
+    for memory in memories:
+        key = " ".join(memory.content.splitlines()[0].lower().split())
+        if key not in seen:
+            seen.add(key)
+            unique.append(memory)
+    return sorted(unique, key=lambda m: m.content.splitlines()[0].rstrip().endswith("?"))
+
+
+@dataclass
+class LayeredTurn:
+    """What the layers did in one turn (tokens as ``helpers.tokens`` counts them)."""
+
+    round: int
+    window_tokens: int = 0
+    summary_tokens: int = 0
+    retrieved_tokens: int = 0
+    retrieved: list[Memory] = field(default_factory=list)
+    summary_calls: int = 0
+    archive_calls: int = 0
+    embedding_calls: int = 0
+
+
+class LayeredMemory:
+    """Window + running summary + Milvus recall, as a strategy for ``helpers.strategies.replay``
+    and ``helpers.evaluation.evaluate_strategy``.
+
+    Args:
+        store: a ``helpers.milvus_store.MemoryStore``.
+        user_id: whose memory (``validate_id``).
+        session_id: the first session's id (``start_session`` changes it).
+        window_tokens: budget of the recent messages plus the new question (tokens, >= the size of
+            the question; see ``token_window``).
+        summary_tokens: cap of the running summary (tokens).
+        summarize_over: the stored recent messages are summarized when they pass this many tokens
+            (keeping ``window_tokens``); default ``2 * window_tokens``.
+        top_k: memories retrieved per question.
+        retrieval_tokens: budget of the retrieved section (tokens); lower-ranked memories that do
+            not fit are left out.
+        min_score: ignore memories below this cosine similarity (``None``: keep top-k).
+        summary_every: every this many turns, a summary of those turns is written to Milvus (the
+            article's plan: 20); ``0`` turns it off.
+        embed: ``"user"`` (default: embed the user's words, store the whole turn) or ``"turn"``
+            (the article's way); see ``MemoryStore.add_turn``.
+
+    Attributes:
+        log: one ``LayeredTurn`` per turn.
+        embedding_calls: embedding calls made so far (queries + stored texts).
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        user_id: str,
+        session_id: str = "default",
+        *,
+        window_tokens: int = 300,
+        summary_tokens: int = 450,
+        summarize_over: int | None = None,
+        top_k: int = 3,
+        retrieval_tokens: int = 200,
+        min_score: float | None = None,
+        summary_every: int = 20,
+        embed: str = "user",
+    ) -> None:
+        self.store = store
+        self.user_id = validate_id(user_id, "user id")
+        self.session_id = validate_id(session_id, "session id")
+        self.window_tokens, self.summary_tokens = window_tokens, summary_tokens
+        self.trigger = TokenTrigger(summarize_over or 2 * window_tokens, window_tokens)
+        self.top_k, self.retrieval_tokens, self.min_score = top_k, retrieval_tokens, min_score
+        self.summary_every = summary_every
+        self.embed = embed
+        self.round = 1
+        self.log: list[LayeredTurn] = []
+        self._since_archive: list[BaseMessage] = []
+        self._turn: LayeredTurn | None = None
+
+    @property
+    def name(self) -> str:
+        return (f"layered (window {self.window_tokens} + summary {self.summary_tokens} + "
+                f"top-{self.top_k} recall)")
+
+    @property
+    def embedding_calls(self) -> int:
+        return self.store.embedding_calls
+
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage] = ()) -> list[BaseMessage]:
+        """A new conversation: the window and summary start empty; Milvus keeps everything.
+
+        Returns:
+            The stored messages to carry into the new session: none.
+        """
+        self.session_id = validate_id(session_id, "session id")
+        self.round = 1
+        self._since_archive = []
+        return []
+
+    # -- the prompt ---------------------------------------------------------------------------
+
+    def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
+               new_message: HumanMessage) -> list[BaseMessage]:
+        """``[system, summary?, retrieved?, *window]`` for this turn (see the module docstring).
+
+        Raises:
+            helpers.truncation.TokenBudgetError: the question alone is over ``window_tokens``.
+        """
+        summary, recent = split_stored(stored)
+        window = token_window([*recent, new_message], self.window_tokens)
+        turn = self._turn = LayeredTurn(round=self.round)
+        turn.window_tokens = sum(count_message_tokens(m) for m in window)
+        sections: list[BaseMessage] = [system]
+        if summary is not None:
+            sections.append(summary)
+            turn.summary_tokens = count_message_tokens(summary)
+        retrieved = self._retrieve(new_message.text, window)
+        if retrieved is not None:
+            sections.append(retrieved)
+            turn.retrieved_tokens = count_message_tokens(retrieved)
+        return [*sections, *window]
+
+    def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
+        calls = self.store.embedding_calls
+        found = self.store.search(self.user_id, question, self.top_k * OVERFETCH, self.min_score)
+        self._turn.embedding_calls += self.store.embedding_calls - calls
+        in_window = " ".join(m.text for m in window)
+        lines, used = [], count_text_tokens(_RETRIEVED_HEADER)
+        for memory in rank_memories(found)[: self.top_k]:
+            first_line = memory.content.splitlines()[0].removeprefix("User: ")
+            if first_line and first_line in in_window:
+                continue  # already sent verbatim
+            line = f"- [{memory.session_id}, round {memory.round}] " + " ".join(
+                memory.content.split())
+            cost = count_text_tokens(line) + 1
+            if used + cost > self.retrieval_tokens:
+                continue
+            lines.append(line)
+            used += cost
+            self._turn.retrieved.append(memory)
+        if not lines:
+            return None
+        return SystemMessage("\n".join([_RETRIEVED_HEADER, *lines]), id=RETRIEVED_ID)
+
+    # -- after the answer ----------------------------------------------------------------------
+
+    def after_turn(self, model: BaseChatModel,
+                   stored: Sequence[BaseMessage]) -> tuple[list[BaseMessage], SummaryStep | None]:
+        """Write the turn to Milvus, fold old messages into the summary if the window overflows,
+        and every ``summary_every`` turns archive a summary of those turns in Milvus.
+
+        Returns:
+            ``(new stored messages, the SummaryStep or None)``. The archive call, when made, is
+            counted in ``log[-1].archive_calls`` (the evaluation counts every model call).
+
+        Raises:
+            helpers.summarization.SummarizationError: a summary call failed; nothing was replaced.
+        """
+        turn = self._turn or LayeredTurn(round=self.round)
+        user, reply = stored[-2], stored[-1]
+        calls = self.store.embedding_calls
+        self.store.add_turn(self.user_id, self.session_id, self.round, user.text, reply.text,
+                            embed=self.embed)
+        self._since_archive += [user, reply]
+        step = summarize_step(model, stored, self.trigger, self.summary_tokens)
+        if step is not None:
+            turn.summary_calls += 1
+            stored = step.messages
+        if self.summary_every and len(self._since_archive) >= 2 * self.summary_every:
+            self._archive(model)
+            turn.archive_calls += 1
+        turn.embedding_calls += self.store.embedding_calls - calls
+        self.log.append(turn)
+        self._turn = None
+        self.round += 1
+        return list(stored), step
+
+    def _archive(self, model: BaseChatModel) -> None:
+        messages = self._since_archive
+        first = self.round - len(messages) // 2 + 1
+        language = conversation_language(messages)
+        reply = model.invoke(summary_prompt("", messages, language, self.summary_tokens))
+        text = " ".join((reply.text or "").split())
+        if text:
+            self.store.add_text(self.user_id, self.session_id, self.round,
+                                f"Summary of rounds {first}-{self.round}: {text}")
+        self._since_archive = []
+
+
+def prompt_marks(prompt: Sequence[BaseMessage]) -> list[str]:
+    """One mark per message of a layered prompt, for ``render_messages(prompt, marks)``:
+    ``"summary"``, ``"retrieved"`` or ``"kept"`` (the system prompt and the window)."""
+    marks = []
+    for message in prompt:
+        if message.type == "system" and message.id == RETRIEVED_ID:
+            marks.append("retrieved")
+        elif message.type == "system" and (message.id or "").startswith("running-summary"):
+            marks.append("summary")
+        else:
+            marks.append("kept")
+    return marks
