@@ -78,7 +78,9 @@ def messages_html(
         + "".join(body)
         + f"<tr><td></td><td><b>prompt</b></td><td style='text-align:right'><b>{total}</b></td>"
         + ("<td></td>" if show_marks else "")
-        + f"<td style='text-align:left'>tokens sent ({len(sent)} messages + 3 reply priming)</td></tr>"
+        + f"<td style='text-align:left'>tokens of the {len(sent)} messages "
+        + ("marked kept / summary / retrieved" if show_marks else "")
+        + " + 3 reply priming</td></tr>"
         + "</table>"
     )
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from helpers.milvus_store import Memory, MemoryStore, validate_id
+from helpers.milvus_store import Memory, MemoryStore, chronological, validate_id
 from helpers.summarization import (
     SummaryStep,
     TokenTrigger,
@@ -202,12 +202,16 @@ class LayeredMemory:
             cost = count_text_tokens(line) + 1
             if used + cost > self.retrieval_tokens:
                 continue
-            lines.append(line)
+            lines.append((memory, line))
             used += cost
             self._turn.retrieved.append(memory)
         if not lines:
             return None
-        return SystemMessage("\n".join([_RETRIEVED_HEADER, *lines]), id=RETRIEVED_ID)
+        # chosen by rank, shown oldest first: a later correction comes after what it corrects
+        order = {id(m): i for i, m in enumerate(chronological([m for m, _ in lines]))}
+        lines.sort(key=lambda pair: order[id(pair[0])])
+        return SystemMessage("\n".join([_RETRIEVED_HEADER, *(line for _, line in lines)]),
+                             id=RETRIEVED_ID)
 
     # -- after the answer ----------------------------------------------------------------------
 

@@ -491,6 +491,8 @@ class MemoryStore:
         from pymilvus import MilvusClient
         from pymilvus.exceptions import ConnectionConfigException, MilvusException
 
+        quiet_milvus_logs()  # importing pymilvus sets its logger back to WARNING
+
         if self.kind == "lite":
             if not self.uri.endswith(".db"):
                 raise ValueError(f"a Milvus Lite path must end in '.db', got {self.uri!r}")
@@ -928,7 +930,13 @@ class MemoryStore:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def drop(self) -> None:
-        """Delete the collection and all its memories; this store cannot be used afterwards."""
+        """Delete the collection and all its memories; this store cannot be used afterwards.
+
+        On Milvus Lite the collection is released first: dropping a loaded collection with rows
+        not yet indexed makes FAISS print "WARNING clustering ..." to the process's stderr."""
+        if self.kind == "lite":
+            with contextlib.suppress(Exception):
+                self._client.release_collection(self.collection, timeout=self.timeout)
         self._client.drop_collection(self.collection, timeout=self.timeout)
         self._closed = True
 
@@ -1024,8 +1032,16 @@ class AugmentedQuestion(HumanMessage):
     __hash__ = None  # type: ignore[assignment]  # mutable, like other messages
 
 
+def chronological(memories: Sequence[Memory]) -> list[Memory]:
+    """``memories`` oldest first (by timestamp, then round), so that a later correction ("I
+    moved to Madrid") comes after the fact it corrects, as it did in the conversation; search
+    returns them by similarity, which says nothing about which is current."""
+    return sorted(memories, key=lambda m: (m.timestamp, m.round))
+
+
 def format_retrieved(memories: Sequence[Memory], question: str) -> str:
-    """The human message the article sends: relevant history, then the question.
+    """The human message the article sends: relevant history (oldest first, see
+    ``chronological``), then the question.
 
     Returns:
         ``"Relevant history:\\n- [round 3] User: ...\\n  AI: ...\\n\\nQuestion: <question>"``; just
@@ -1034,7 +1050,7 @@ def format_retrieved(memories: Sequence[Memory], question: str) -> str:
     if not memories:
         return question
     lines = ["Relevant history:"]
-    for memory in memories:
+    for memory in chronological(memories):
         body = memory.content.replace("\n", "\n  ")
         lines.append(f"- [round {memory.round}] {body}")
     return "\n".join(lines) + f"\n\nQuestion: {question}"

@@ -755,15 +755,16 @@ def _last_human_lines(messages: Sequence[BaseMessage]) -> list[str]:
     return []
 
 
-def _own_words(messages: Sequence[BaseMessage]) -> str:
-    """The last human message without quoted history: when it carries "User: ..." / "AI: ..."
-    lines (retrieved memories, a transcript), only the lines outside them are the user's new words."""
+def _own_lines(messages: Sequence[BaseMessage]) -> list[str]:
+    """The last human message's lines without quoted history: when it carries "User: ..." /
+    "AI: ..." lines (retrieved memories, a transcript), only the lines outside them are the
+    user's new words."""
     for message in reversed(messages):
         if _message_role(message) == "human":
             lines = _role_lines(_message_text(message), "human")
             quoted = any(role == "context" for role, _, _ in lines)
-            return " ".join(line for role, line, _ in lines if not quoted or role == "context")
-    return ""
+            return [line for role, line, _ in lines if not quoted or role == "context"]
+    return []
 
 
 def _last_human_sentences(messages: Sequence[BaseMessage]) -> list[str]:
@@ -804,14 +805,14 @@ def respond(
         ValueError: ``max_summary_facts`` < 1 and a summary was asked for.
     """
     evidence = find_evidence(messages)
-    lines = _last_human_lines(messages)
+    lines = _own_lines(messages)  # not quoted history: an old question there is not asked now
     if wants_summary(messages):
         request = " ".join(_message_text(m) for m in messages if _message_role(m) != "ai")
         return summarize_facts(evidence, max_summary_facts, detect_language(request))
     asking = [line for line in lines if any(is_question(s) for s in split_sentences(line))]
     if asking:  # the last line that asks something: "What's my name? And where do I live?"
         return answer_question(asking[-1], evidence, max_quotes, min_score)
-    said = _own_words(messages)  # not the quoted history: its names were introduced long ago
+    said = " ".join(lines)  # not the quoted history: its names were introduced long ago
     text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
     name = introduced_name(said)
     return text["greet"].format(name) if name else text["ack"]

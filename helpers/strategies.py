@@ -10,7 +10,8 @@ records, per turn, what was sent and what it cost:
 
 The strategies here are the lessons' subjects: full history (lesson 02), the article's
 ``slice(-4)``, a pair-safe count window and a token window (lesson 04), and a running summary with
-a count or token trigger (lesson 05).
+a count or token trigger (lesson 05). Retrieval from Milvus (lesson 06) is
+``helpers.milvus_store.RetrievalMemory``; ``replay`` marks the turns it retrieved.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class TurnRecord:
     reply: str
     prompt: list[BaseMessage]  # what the answer call was sent
     timeline: list[BaseMessage]  # the whole conversation so far (+ the summary), for display
-    marks: list[str]  # per timeline message: kept / dropped / summarized / summary
+    marks: list[str]  # per timeline message: kept / dropped / summarized / summary / retrieved
     prompt_tokens: int
     reply_tokens: int
     extra_calls: int = 0
@@ -148,9 +149,43 @@ class TurnRecord:
         }
 
 
+def retrieval_marks(strategy, everything: Sequence[BaseMessage]) -> list[str]:
+    """Marks for the earlier messages of a ``RetrievalMemory`` replay (``everything`` without its
+    last item, the new question): ``"retrieved"`` for both messages of a turn the latest search
+    returned (``strategy.last_retrieved``), ``"dropped"`` for the rest.
+
+    A turn (user message + reply) counts as retrieved when its stored text
+    (``format_turn(user, reply)``) equals a retrieved memory's content, and, for a memory of the
+    strategy's own session, its round is the turn's round too, so an identical question asked
+    twice ("What is my name?") is marked only where it was found.
+    """
+    from helpers.milvus_store import format_turn
+
+    earlier = list(everything[:-1])
+    marks = ["dropped"] * len(earlier)
+    found = [(m.content, m.session_id, m.round) for m in strategy.last_retrieved]
+    pairs = len(earlier) // 2
+    for k in range(pairs):
+        user, reply = earlier[2 * k], earlier[2 * k + 1]
+        content = format_turn(_plain_text(user), _plain_text(reply))
+        turn_round = strategy.round - (pairs - k)  # ``strategy.round`` is the new question's
+        if any(text == content and (session != strategy.session_id or number == turn_round)
+               for text, session, number in found):
+            marks[2 * k] = marks[2 * k + 1] = "retrieved"
+    return marks
+
+
+def _plain_text(message: BaseMessage) -> str:
+    return message.text if isinstance(message.text, str) else str(message.content)
+
+
 def _marks(strategy, system, everything, stored, prompt) -> tuple[list[BaseMessage], list[str]]:
     """Timeline and marks. ``everything`` is every message of the conversation so far, the new
     one included; ``stored`` what the strategy keeps (with its summary, if any)."""
+    from helpers.milvus_store import RetrievalMemory  # lazy: no pymilvus, no import cycle
+
+    if isinstance(strategy, RetrievalMemory):
+        return [system, *everything], ["kept", *retrieval_marks(strategy, everything), "kept"]
     if isinstance(strategy, RunningSummary):
         summary, _ = split_stored(stored)
         kept_ids = {id(m) for m in prompt}
@@ -172,7 +207,8 @@ def replay(
 
     Args:
         strategy: one of ``FullHistory``, ``LastN``, ``CountWindow``, ``TokenWindow``,
-            ``RunningSummary``.
+            ``RunningSummary``, or ``helpers.milvus_store.RetrievalMemory`` (its records mark
+            the earlier turns the search returned ``"retrieved"``, the others ``"dropped"``).
         turns: the user's messages, in order (e.g. ``load_conversation(...).turns``).
         model: the chat model (answers, and writes the summaries of ``RunningSummary``).
         system: the system prompt.

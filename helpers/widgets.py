@@ -1,10 +1,14 @@
-"""Sliders for lessons 04-05: move a threshold, watch what the model is sent and what it costs.
+"""Sliders for lessons 04-06: move a threshold, watch what the model is sent and what it costs.
 
-Each explorer replays a sample conversation (``helpers.strategies.replay``) with the values of its
-controls and shows, for the chosen turn, every message of the conversation marked ``kept`` /
-``dropped`` / ``summarized`` / ``summary``, then the cost of every turn. Replays are cached per
-setting, so moving back to a value is instant. Tests set the controls' ``.value`` and read
-``.view.value`` / ``.records``.
+The lesson 04/05 explorers replay a sample conversation (``helpers.strategies.replay``) with the
+values of their controls and show, for the chosen turn, every message of the conversation marked
+``kept`` / ``dropped`` / ``summarized`` / ``summary``, then the cost of every turn. Replays are
+cached per setting, so moving back to a value is instant. Tests set the controls' ``.value`` and
+read ``.view.value`` / ``.records``.
+
+``RetrievalExplorer`` (lesson 06) searches a Milvus memory live instead: top-k, a minimum score and
+the question, with the turns found and the message the model would be sent (tests read
+``.memories``).
 
 In a static copy of a notebook (GitHub, nbviewer) widgets do not render: the lessons print the
 same tables for the default values below each explorer.
@@ -21,6 +25,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 
 from helpers.data import Conversation, load_conversation
 from helpers.display import messages_html
+from helpers.milvus_store import Memory, MemoryStore, format_retrieved, validate_id
 from helpers.strategies import (
     CountWindow,
     LastN,
@@ -31,6 +36,7 @@ from helpers.strategies import (
     replay,
 )
 from helpers.summarization import CountTrigger, TokenTrigger
+from helpers.tokens import count_text_tokens
 from helpers.truncation import MessageBudgetError, TokenBudgetError
 
 
@@ -175,6 +181,108 @@ class SummaryExplorer(_Explorer):
         else:
             trigger = TokenTrigger(self.max_tokens.value, self.keep_tokens.value)
         return RunningSummary(trigger, summary_last=self.summary_last.value)
+
+
+class RetrievalExplorer:
+    """Lesson 06: search a user's Milvus memory live and see what the model would be sent.
+
+    Controls: ``top_k`` (turns retrieved, 1..10), ``min_score`` (drop turns whose cosine similarity
+    is below it; 0 means no threshold, as ``RetrievalMemory``'s default), ``question`` (the query,
+    searched when you press Enter or leave the box).
+
+    Args:
+        store: a ``MemoryStore`` with the user's turns.
+        user_id: whose memory (``validate_id``).
+        question: the first query.
+        session_id: search only this conversation (default: all the user's sessions).
+
+    Attributes:
+        memories: the ``Memory`` list of the latest search, best first, with scores.
+        sent: the text of the human message the model would be sent (``format_retrieved``; the
+            question alone when nothing passes).
+
+    The query's embedding is cached per question, so moving a slider only searches again
+    (milliseconds); the search itself always runs, so turns added meanwhile are found.
+    """
+
+    def __init__(self, store: MemoryStore, user_id: str, question: str = "What is my job?",
+                 session_id: str | None = None) -> None:
+        self.store = store
+        self.user_id = validate_id(user_id, "user id")
+        self.session_id = validate_id(session_id, "session id") if session_id is not None else None
+        self.top_k = widgets.IntSlider(value=3, min=1, max=10, description="top k",
+                                       continuous_update=False)
+        self.min_score = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05,
+                                             description="min score", continuous_update=False)
+        self.question = widgets.Text(value=question, description="question",
+                                     continuous_update=False,
+                                     layout=widgets.Layout(width="60%"))
+        self.view = widgets.HTML()
+        self.memories: list[Memory] = []
+        self.sent = ""
+        self._embed = lru_cache(maxsize=64)(self.store.embeddings.embed_query)
+        for control in (self.top_k, self.min_score, self.question):
+            control.observe(lambda change: self.update(), names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.top_k, self.min_score]), self.question,
+                                    self.view])
+        self.update()
+
+    def update(self) -> None:
+        """Search with the current control values and redraw the view."""
+        question = self.question.value.strip()
+        if not question:
+            self.memories, self.sent = [], ""
+            self.view.value = "<p>Type a question.</p>"
+            return
+        min_score = self.min_score.value or None  # 0: no threshold
+        self.memories = self.store.search(self.user_id, None, self.top_k.value, min_score,
+                                          self.session_id, query_vector=self._embed(question))
+        self.sent = format_retrieved(self.memories, question)
+        self.view.value = self._html(question)
+
+    def table(self) -> pd.DataFrame:
+        """The retrieved turns as a table: rank, score, round, session, content."""
+        return memories_table(self.memories)
+
+    def _html(self, question: str) -> str:
+        where = f"session {self.session_id!r}" if self.session_id else "all sessions"
+        head = (f"<b>{html.escape(self.user_id)}'s memory ({where}): top {self.top_k.value}"
+                + (f", score &ge; {self.min_score.value:.2f}" if self.min_score.value else "")
+                + f" for {html.escape(repr(question))}</b>")
+        if self.memories:
+            found = self.table().to_html(index=False)
+        else:
+            found = "<p><i>No stored turn passes: the model is sent the question alone.</i></p>"
+        tokens = count_text_tokens(self.sent)
+        return (f"<p>{head}</p>{found}<p><b>What the model is sent</b> (after the system prompt, "
+                f"{tokens} tokens of text):</p><pre style='white-space:pre-wrap'>"
+                f"{html.escape(self.sent)}</pre>")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def memories_table(memories: list[Memory], width: int = 90) -> pd.DataFrame:
+    """Turns from Milvus as a table, one row per turn.
+
+    Search results (``store.search``, scores set): rank, score (cosine similarity, 3 decimals),
+    round, session, chunks, content. Stored turns (``store.turns``, no scores): round, session,
+    timestamp, chunks, content. Content is put on one line and cut to ``width`` characters.
+    """
+    scored = any(m.score is not None for m in memories)
+    columns = (["rank", "score"] if scored else []) + ["round", "session"] + \
+        ([] if scored else ["timestamp"]) + ["chunks", "content"]
+    rows = []
+    for rank, memory in enumerate(memories, start=1):
+        text = " ".join(memory.content.split())
+        row = {"rank": rank, "score": None if memory.score is None else round(memory.score, 3),
+               "round": memory.round, "session": memory.session_id,
+               "timestamp": memory.timestamp[:19], "chunks": memory.chunks,
+               "content": text if len(text) <= width else text[: width - 1] + "…"}
+        rows.append({c: row[c] for c in columns})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def compare_strategies(strategies, conversation: Conversation | str = "alice_month_en",

@@ -56,6 +56,45 @@ print(json.dumps({"split": [len(step.folded), len(step.kept), len(stored)],
                   "library_calls": cost_summary(library)["extra calls"],
                   "torch": "torch" in sys.modules}))
 """,
+    "06_retrieval_milvus": """
+import json
+print(json.dumps({
+    "same_as_by_hand": [r.reply for r in records[:3]] == hand_replies,
+    "turn14": [records[13].reply, [m.round for m in memory.turns_log[13].retrieved]],
+    "marks": turn.marks, "prompt_types": [m.type for m in turn.prompt],
+    "new_session": [{"user": r.user, "reply": r.reply, "session": r.prompt[-1].content,
+                     "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
+                    for r, log in zip(asked, later.turns_log)],
+    "ranked": [[m.session_id, m.round] for m in ranked],
+    "wider": again.reply,
+    "bob": [{"reply": r.reply, "users": [m.user_id for m in log.retrieved]}
+            for r, log in zip(bob_records, bob.turns_log)],
+    "korean": {"bytes": utf8_len(diary), "chunks": found.chunks,
+               "whole": found.content == format_turn(diary, answer)},
+    "explorer": [m.round for m in explorer.memories],
+    "library": [[m.content for m in ours], [d.page_content for d, _ in library_hits],
+                [m.score for m in ours], [s for _, s in library_hits]],
+    "checks": dict(zip(checks["check"], checks["ok"].tolist())),
+    "costs": memory.cost_summary(),
+    "left": MemoryStore.drop_collection("lesson06", uri=store.uri),
+}))
+""",
+    "07_layered_memory": """
+import json, sys
+print(json.dumps({"answer": answer.content, "marks": prompt_marks(prompt),
+                  "coffee": model.invoke(last).content, "last_marks": prompt_marks(last),
+                  "archived": len(archived),
+                  "evidence": [r.evidence_reached for r in rows if r.probe],
+                  "window_ok": all(t.window_tokens <= 300 for t in memory.log),
+                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log)}))
+""",
+    "08_measuring_memory": """
+import json, sys
+print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
+                  "layered": layered.name, "recall_share": float(recall_share),
+                  "last_turn_share": float(last_turn_share), "total_share": float(total_share),
+                  "fit_rows": len(context_fit(yours))}))
+""",
 }
 
 
@@ -142,3 +181,70 @@ def test_05_summarization():
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
     assert shown["torch"] is False
+
+
+@pytest.mark.notebook
+def test_06_retrieval_milvus():
+    shown = run("06_retrieval_milvus")
+    assert shown["same_as_by_hand"] is True  # the helper is the four-line loop
+    marks = shown["marks"]  # turn 15: what the search returned, in the timeline
+    assert marks[0] == marks[-1] == "kept" and set(marks[1:-1]) == {"retrieved", "dropped"}
+    assert marks.count("retrieved") == 6  # top 3 turns, user message + reply each
+    assert shown["prompt_types"] == ["system", "human"]
+    reply, rounds = shown["turn14"]  # both jobs retrieved; listed oldest first, the new job wins
+    assert reply.startswith('You told me: "In Madrid I work as a team lead') and {2, 7, 11} <= set(rounds)
+
+    job, city = shown["new_session"]  # a new session: only Milvus remembers
+    assert job["reply"].startswith('You told me: "In Madrid I work as a team lead')
+    assert "data engineer" in job["reply"]
+    assert {session for session, _ in job["retrieved"]} == {"month"}
+    assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
+    assert job["session"].startswith("Relevant history:")
+    assert "Lisbon" in city["reply"] and "Madrid" not in city["reply"]  # stale: the move not in top 3
+    assert 10 not in [r for _, r in city["retrieved"]]
+    assert shown["ranked"][4] == ["month", 10]  # "Rank 5": the move, below the top 3
+    assert shown["ranked"][1] == ["next-week", 2]  # the stale answer just given, rank 2
+    assert shown["wider"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
+
+    first, second = shown["bob"]  # isolation: nothing of Alice's
+    assert first["users"] == [] and "know" in first["reply"]
+    assert set(second["users"]) <= {"bob"} and "Alice" not in second["reply"]
+    assert "Madrid" not in second["reply"] and "Lisbon" not in second["reply"]
+
+    assert shown["korean"] == {"bytes": 5240, "chunks": 2, "whole": True}
+    assert len(shown["explorer"]) == 3
+    ours, library, our_scores, library_scores = shown["library"]
+    assert ours == library
+    assert our_scores == pytest.approx(library_scores, abs=0.01)
+    assert all(shown["checks"].values()) and len(shown["checks"]) == 8, shown["checks"]
+    costs = shown["costs"]
+    assert costs["turns"] == 17 and costs["extra embedding calls"] == 34
+    assert shown["left"] is False  # the clean-up cell dropped the collection
+
+
+@pytest.mark.notebook
+def test_07_layered_memory():
+    shown = run("07_layered_memory")
+    assert "Biscuit" in shown["answer"]  # session 3 recalls the dog from session 1, via Milvus
+    assert shown["marks"] == ["kept", "retrieved", "kept"]
+    assert "black" in shown["coffee"]
+    assert shown["last_marks"][:2] == ["kept", "summary"]
+    assert shown["archived"] >= 5  # a summary every 20 turns of 120
+    assert shown["evidence"] and all(shown["evidence"])
+    assert shown["window_ok"] and shown["retrieved_ok"]
+
+
+@pytest.mark.notebook
+def test_08_measuring_memory_meets_the_goal():
+    shown = run("08_measuring_memory")
+    rows = {row["strategy"]: row for row in shown["results"]}
+    assert len(rows) == 6
+    full = rows["full history"]
+    assert full["evidence recall"] == 1.0
+    assert rows["count window (20 messages)"]["evidence recall"] < 0.5
+    layered = rows[shown["layered"]]
+    # the course's goal: >= 95% of full history's recall with <= 10% of its prompt tokens
+    assert shown["recall_share"] >= 0.95
+    assert shown["last_turn_share"] <= 0.10
+    assert layered["prompt tokens at last turn"] <= 0.10 * full["prompt tokens at last turn"]
+    assert shown["fit_rows"] == 8

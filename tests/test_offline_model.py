@@ -654,3 +654,10 @@ def test_summaries_of_other_things_and_requests_are_not_conversation_summaries(m
                                 "I keep bees on my roof.",
                                 "Summarize our conversation.")).content
     assert summary.splitlines() == ["Facts the user stated:", "- I keep bees on my roof."]
+
+
+def test_an_old_question_in_quoted_history_is_not_asked_again():
+    model = OfflineChatModel()
+    text = ("Relevant history:\n- [round 1] User: What is my name?\n  AI: I don't know.\n\n"
+            "Question: I'm allergic to peanuts.")
+    assert model.invoke([HumanMessage(text)]).content == "Got it."

@@ -1,0 +1,320 @@
+"""Tests for the parts lesson 06 adds around ``helpers.milvus_store``: the ``retrieved`` marks of
+``helpers.strategies.replay``, ``helpers.widgets.RetrievalExplorer`` / ``memories_table`` and
+``helpers.milvus_checks.self_check``. Milvus Lite in a temporary folder, plus one test on the real
+server (``milvus_server`` fixture): only a server keeps a duplicate primary key as a second row.
+The embeddings are deterministic hash vectors (the same text always gets the same vector, score
+1.0 for an exact match), so no model is loaded."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import math
+import subprocess
+import sys
+import uuid
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from helpers.milvus_checks import self_check
+from helpers.milvus_store import (
+    InvalidIdError,
+    MemoryStore,
+    RetrievalMemory,
+    format_retrieved,
+    format_turn,
+    iso_timestamp,
+)
+from helpers.offline_model import OfflineChatModel
+from helpers.strategies import CountWindow, replay
+from helpers.widgets import RetrievalExplorer, memories_table
+
+DIM = 16
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic unit vectors from SHA-256 of the text; counts the texts it embeds."""
+
+    def __init__(self, dim: int = DIM) -> None:
+        self.dim = dim
+        self.texts = 0
+
+    def _vector(self, text: str) -> list[float]:
+        raw, counter = [], 0
+        while len(raw) < self.dim:
+            raw += [b - 127.5 for b in hashlib.sha256(f"{counter}:{text}".encode()).digest()]
+            counter += 1
+        raw = raw[: self.dim]
+        norm = math.sqrt(sum(x * x for x in raw))
+        return [x / norm for x in raw]
+
+    def embed_documents(self, texts):
+        self.texts += len(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text):
+        self.texts += 1
+        return self._vector(text)
+
+
+@pytest.fixture(scope="module")
+def lite_uri(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("lite06") / "parts.db")
+
+
+@pytest.fixture
+def store(lite_uri):
+    s = MemoryStore(uri=lite_uri, collection=f"t_{uuid.uuid4().hex[:10]}", dim=DIM,
+                    embeddings=HashEmbeddings(), drop_existing=True)
+    yield s
+    s.client.release_collection(s.collection)  # Lite would index the rows it drops (faiss noise)
+    s.drop()
+
+
+@pytest.fixture(scope="module")
+def model():
+    return OfflineChatModel()
+
+
+TURNS = ["Hi! My name is Ann.", "I work as a nurse.", "I live in Busan.", "I like green tea.",
+         "My sister is called Mina.", "What is my job?", "Where do I live?"]
+
+
+# --- marks ----------------------------------------------------------------------------------
+
+
+def retrieved_rounds(record) -> list[int]:
+    """Rounds (1-based pair positions) of the timeline pairs marked retrieved."""
+    earlier = record.marks[1:-1]
+    assert len(earlier) % 2 == 0
+    rounds = []
+    for k in range(len(earlier) // 2):
+        pair = earlier[2 * k: 2 * k + 2]
+        assert pair[0] == pair[1], pair  # a turn is retrieved or dropped as a whole
+        if pair[0] == "retrieved":
+            rounds.append(k + 1)
+    return rounds
+
+
+def test_replay_marks_the_turns_each_search_returned(store, model):
+    memory = RetrievalMemory(store, "ann", "s1", top_k=2)
+    records = replay(memory, TURNS, model, "Be brief.")
+    for record, log in zip(records, memory.turns_log, strict=True):
+        assert len(record.marks) == len(record.timeline) == 2 * record.turn
+        assert record.marks[0] == "kept" and record.marks[-1] == "kept"
+        assert set(record.marks[1:-1]) <= {"retrieved", "dropped"}
+        assert retrieved_rounds(record) == sorted(m.round for m in log.retrieved)
+        for k in retrieved_rounds(record):  # the marked messages are the retrieved text
+            user, reply = record.timeline[2 * k - 1], record.timeline[2 * k]
+            assert format_turn(user.text, reply.text) in [m.content for m in log.retrieved]
+    assert records[0].marks == ["kept", "kept"]  # nothing stored yet
+    assert all(len(r.retrieved) == 2 for r in memory.turns_log[2:])
+    assert records[-1].marks.count("retrieved") == 4  # top 2 turns, two messages each
+
+
+def test_identical_turns_are_marked_only_where_found(store, model):
+    memory = RetrievalMemory(store, "ann", "s1", top_k=1)
+    records = replay(memory, ["Thanks!", "Thanks!", "Thanks!"], model)
+    contents = [m.content for m in store.turns("ann")]
+    assert contents[0] == contents[1] == format_turn("Thanks!", records[0].reply)
+    (found,) = memory.turns_log[2].retrieved
+    assert retrieved_rounds(records[2]) == [found.round]  # one pair, not both equal ones
+
+
+def test_memories_of_another_session_are_not_in_the_timeline(store, model):
+    replay(RetrievalMemory(store, "ann", "monday"), TURNS[:5], model)
+    later = RetrievalMemory(store, "ann", "friday", top_k=3)
+    (record,) = replay(later, ["What is my job?"], model)
+    assert len(later.last_retrieved) == 3 and {m.session_id for m in later.last_retrieved} == {"monday"}
+    assert record.marks == ["kept", "kept"]  # the new session's timeline is system + question
+    assert "nurse" in record.reply
+
+
+def test_other_strategies_keep_their_marks(model):
+    records = replay(CountWindow(3), TURNS[:3], model, "Be brief.")
+    assert records[-1].marks == ["kept", "dropped", "dropped", "kept", "kept", "kept"]
+
+
+def test_importing_strategies_does_not_import_pymilvus():
+    code = "import sys, helpers.strategies; print('pymilvus' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- memories_table and the explorer ----------------------------------------------------------
+
+
+def test_memories_table_columns(store):
+    store.add_turn("ann", "s1", 1, "I work as a nurse.", "Got it.")
+    stored = memories_table(store.turns("ann"))
+    assert list(stored.columns) == ["round", "session", "timestamp", "chunks", "content"]
+    assert stored.loc[0, "content"] == "User: I work as a nurse. AI: Got it."  # one line
+    found = memories_table(store.search("ann", "User: I work as a nurse.\nAI: Got it."))
+    assert list(found.columns) == ["rank", "score", "round", "session", "chunks", "content"]
+    assert found.loc[0, "score"] == pytest.approx(1.0)
+    assert list(memories_table([]).columns) == list(stored.columns)
+    long = memories_table(store.turns("ann"), width=10).loc[0, "content"]
+    assert len(long) == 10 and long.endswith("…")
+
+
+def fill(store) -> list[str]:
+    """Five turns of ann (sessions s1, s2) and one of bob; returns ann's stored contents."""
+    texts = [("s1", "I work as a nurse."), ("s1", "I live in Busan."), ("s1", "I like green tea."),
+             ("s2", "My sister is called Mina."), ("s2", "I play tennis.")]
+    for number, (session, text) in enumerate(texts, start=1):
+        store.add_turn("ann", session, number, text, "Got it.")
+    store.add_turn("bob", "s9", 1, "Bob's secret is 42.", "Got it.")
+    return [format_turn(text, "Got it.") for _, text in texts]
+
+
+def test_retrieval_explorer_searches_live(store):
+    contents = fill(store)
+    explorer = RetrievalExplorer(store, "ann", question=contents[1])
+    assert (explorer.top_k.value, explorer.min_score.value) == (3, 0.0)
+    assert (explorer.top_k.min, explorer.top_k.max) == (1, 10)
+    assert (explorer.min_score.min, explorer.min_score.max, explorer.min_score.step) == (0.0, 1.0, 0.05)
+    assert explorer.question.continuous_update is False
+    assert len(explorer.memories) == 3 and explorer.memories[0].content == contents[1]
+    assert explorer.memories[0].score == pytest.approx(1.0)
+    assert explorer.sent == format_retrieved(explorer.memories, contents[1])
+    view = explorer.view.value
+    assert html.escape(explorer.sent) in view  # what the model would be sent
+    assert "<th>rank</th>" in view and "<th>score</th>" in view and "<th>session</th>" in view
+    assert "Bob" not in view
+    assert explorer.table().equals(memories_table(explorer.memories))
+
+    embedded = store.embeddings.texts
+    explorer.top_k.value = 5  # a slider searches again, without embedding the question again
+    assert len(explorer.memories) == 5 and store.embeddings.texts == embedded
+    assert {m.user_id for m in explorer.memories} == {"ann"}
+    explorer.top_k.value = 1
+    assert [m.content for m in explorer.memories] == [contents[1]]
+
+    explorer.top_k.value = 5
+    explorer.min_score.value = 0.95  # only the exact match passes
+    assert [m.content for m in explorer.memories] == [contents[1]]
+    assert "score &ge; 0.95" in explorer.view.value
+
+    explorer.question.value = "nothing like this was said"
+    assert explorer.memories == [] and explorer.sent == "nothing like this was said"
+    assert "question alone" in explorer.view.value
+    assert store.embeddings.texts == embedded + 1
+
+    explorer.question.value = "   "
+    assert explorer.memories == [] and "Type a question" in explorer.view.value
+
+
+def test_retrieval_explorer_one_session_and_bad_ids(store):
+    contents = fill(store)
+    explorer = RetrievalExplorer(store, "ann", question=contents[0], session_id="s2")
+    assert {m.session_id for m in explorer.memories} == {"s2"} and len(explorer.memories) == 2
+    assert "session 's2'" in explorer.view.value
+    assert explorer.widget.children[-1] is explorer.view
+    with pytest.raises(InvalidIdError):
+        RetrievalExplorer(store, 'ann" or user_id != "x')
+    with pytest.raises(InvalidIdError):
+        RetrievalExplorer(store, "ann", session_id="a b")
+
+
+def test_retrieval_explorer_for_a_user_without_memories(store):
+    explorer = RetrievalExplorer(store, "nobody", question="What is my job?")
+    assert explorer.memories == [] and explorer.sent == "What is my job?"
+    assert "question alone" in explorer.view.value
+
+
+# --- self_check ----------------------------------------------------------------------------------
+
+
+CHECKS = ["database reachable", "article fields + user_id partition key",
+          "vector dimension = embedding model", "index IVF_FLAT + COSINE", "collection loaded",
+          "search returns the output fields", "ids unique", "empty result falls back to the question"]
+
+
+def by_check(table) -> dict[str, tuple[bool, str]]:
+    return {row.check: (row.ok, row.detail) for row in table.itertuples()}
+
+
+def test_self_check_passes_on_a_memory_collection(store):
+    fill(store)
+    calls = store.embedding_calls
+    table = self_check(store, "ann")
+    assert list(table.columns) == ["check", "ok", "detail"]
+    assert list(table["check"]) == CHECKS
+    assert table["ok"].tolist() == [True] * len(CHECKS), table.to_string()
+    checks = by_check(table)
+    assert "id VARCHAR(64)" in checks[CHECKS[1]][1] and f"vector FLOAT_VECTOR({DIM})" in checks[CHECKS[1]][1]
+    assert "partition key" in checks[CHECKS[1]][1]
+    assert checks[CHECKS[2]][1] == f"collection {DIM}, embedding model {DIM} dimensions"
+    assert checks[CHECKS[3]][1].startswith("IVF_FLAT + COSINE")
+    assert checks[CHECKS[6]][1] == "6 rows, 6 distinct ids"
+    assert "only the question" in checks[CHECKS[7]][1]
+    assert store.embedding_calls == calls + 1  # the fallback's search; nothing written
+    assert store.count() == 6
+
+
+def test_self_check_reports_what_is_wrong(store):
+    fill(store)
+    checks = by_check(self_check(store, "ann", embeddings=HashEmbeddings(DIM * 2)))
+    ok, detail = checks["vector dimension = embedding model"]  # another embedding model
+    assert not ok and detail == f"collection {DIM}, embedding model {DIM * 2} dimensions"
+
+    checks = by_check(self_check(store, "nobody"))
+    ok, detail = checks["search returns the output fields"]
+    assert not ok and detail == "user 'nobody' has no stored turns to search"
+    assert checks["empty result falls back to the question"][0] is True
+
+    store.client.release_collection(store.collection)
+    ok, detail = by_check(self_check(store, "ann"))["collection loaded"]
+    assert not ok and "NotLoad" in detail
+    store.load()
+
+
+def test_self_check_finds_another_index(store):
+    fill(store)
+    client = store.client
+    client.release_collection(store.collection)
+    client.drop_index(store.collection, "vector")
+    index = client.prepare_index_params()
+    index.add_index(field_name="vector", index_type="FLAT", metric_type="L2")
+    client.create_index(store.collection, index)
+    client.load_collection(store.collection)
+    ok, detail = by_check(self_check(store, "ann"))["index IVF_FLAT + COSINE"]
+    assert not ok and detail.startswith("FLAT + L2")
+
+
+def test_self_check_does_not_raise_on_a_closed_store(lite_uri):
+    closed = MemoryStore(uri=lite_uri, collection=f"t_{uuid.uuid4().hex[:10]}", dim=DIM,
+                         embeddings=HashEmbeddings(), drop_existing=True)
+    fill(closed)
+    closed.close()
+    table = self_check(closed, "ann")
+    assert list(table["check"]) == CHECKS
+    assert not table["ok"].any()  # every check reports its error as a failed row
+    assert all(detail for detail in table["detail"])
+    assert MemoryStore.drop_collection(closed.collection, uri=lite_uri) is True
+
+
+def test_self_check_refuses_an_unsafe_user_id(store):
+    with pytest.raises(InvalidIdError):
+        self_check(store, 'ann" or user_id != "x')
+
+
+def test_self_check_on_a_server_finds_a_duplicate_id(milvus_server):
+    server = MemoryStore(uri=milvus_server.uri, collection=f"t_{uuid.uuid4().hex[:10]}", dim=DIM,
+                         embeddings=HashEmbeddings(), drop_existing=True)
+    try:
+        fill(server)
+        table = self_check(server, "ann")
+        assert table["ok"].all(), table.to_string()
+        assert by_check(table)["index IVF_FLAT + COSINE"][1].startswith("IVF_FLAT + COSINE")
+        assert by_check(table)["database reachable"][1].startswith("Milvus server http")
+        (row_id,) = server.add_turn("ann", "s1", 9, "written twice")
+        row = {"id": row_id, "vector": [1.0] + [0.0] * (DIM - 1), "content": "a second row",
+               "round": 9, "timestamp": iso_timestamp(), "user_id": "ann", "session_id": "s1",
+               "turn_id": row_id[:-2], "chunk": 0, "chunks": 1}
+        server.client.insert(server.collection, [row])  # a server keeps both rows
+        ok, detail = by_check(self_check(server, "ann"))["ids unique"]
+        assert not ok and detail == "8 rows, 7 distinct ids"
+    finally:
+        server.drop()
