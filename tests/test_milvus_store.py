@@ -8,9 +8,7 @@ about meaning (the job question, the library way) use the real offline MiniLM mo
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import math
 import multiprocessing
 import subprocess
 import sys
@@ -19,6 +17,7 @@ import threading
 import uuid
 
 import pytest
+from hash_embeddings import HashEmbeddings
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -44,32 +43,6 @@ from helpers.milvus_store import (
 
 DIM = 16
 HOSTILE_IDS = ['a" or user_id != "x', "a' or 1==1", "../etc", "", "a b", "x\\", "ann\n", "ü-ser", "a" * 129]
-
-
-class HashEmbeddings(Embeddings):
-    """Deterministic unit vectors from SHA-256 of the text; counts the texts it embeds."""
-
-    def __init__(self, dim: int = DIM) -> None:
-        self.dim = dim
-        self.texts = 0
-
-    def _vector(self, text: str) -> list[float]:
-        raw, counter = [], 0
-        while len(raw) < self.dim:
-            digest = hashlib.sha256(f"{counter}:{text}".encode()).digest()
-            raw += [b - 127.5 for b in digest]
-            counter += 1
-        raw = raw[: self.dim]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts):
-        self.texts += len(texts)
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text):
-        self.texts += 1
-        return self._vector(text)
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,13 @@ The embeddings are deterministic hash vectors (the same text always gets the sam
 
 from __future__ import annotations
 
-import hashlib
 import html
-import math
 import subprocess
 import sys
 import uuid
 
 import pytest
-from langchain_core.embeddings import Embeddings
+from hash_embeddings import HashEmbeddings
 
 from helpers.milvus_checks import self_check
 from helpers.milvus_store import (
@@ -31,31 +29,6 @@ from helpers.strategies import CountWindow, replay
 from helpers.widgets import RetrievalExplorer, memories_table
 
 DIM = 16
-
-
-class HashEmbeddings(Embeddings):
-    """Deterministic unit vectors from SHA-256 of the text; counts the texts it embeds."""
-
-    def __init__(self, dim: int = DIM) -> None:
-        self.dim = dim
-        self.texts = 0
-
-    def _vector(self, text: str) -> list[float]:
-        raw, counter = [], 0
-        while len(raw) < self.dim:
-            raw += [b - 127.5 for b in hashlib.sha256(f"{counter}:{text}".encode()).digest()]
-            counter += 1
-        raw = raw[: self.dim]
-        norm = math.sqrt(sum(x * x for x in raw))
-        return [x / norm for x in raw]
-
-    def embed_documents(self, texts):
-        self.texts += len(texts)
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text):
-        self.texts += 1
-        return self._vector(text)
 
 
 @pytest.fixture(scope="module")
