@@ -34,7 +34,14 @@ from helpers.tokens import count_tokens
 from helpers.truncation import count_window, last_n_messages, token_window, window_marks
 
 
-class FullHistory:
+class _StoresEverything:
+    """Truncation stores every message and only chooses what to send: nothing to do after a turn."""
+
+    def after_turn(self, model, stored):
+        return stored, None
+
+
+class FullHistory(_StoresEverything):
     """Send everything: system prompt + the whole history + the new message (lesson 02)."""
 
     name = "full history"
@@ -42,12 +49,9 @@ class FullHistory:
     def prompt(self, system, stored, new_message):
         return [system, *stored, new_message]
 
-    def after_turn(self, model, stored):
-        return stored, None
-
 
 @dataclass(frozen=True)
-class LastN:
+class LastN(_StoresEverything):
     """The article's ``slice(-4)``: the last ``n`` messages of the whole request, system included."""
 
     n: int = 4
@@ -59,12 +63,9 @@ class LastN:
     def prompt(self, system, stored, new_message):
         return last_n_messages([system, *stored, new_message], self.n)
 
-    def after_turn(self, model, stored):
-        return stored, None
-
 
 @dataclass(frozen=True)
-class CountWindow:
+class CountWindow(_StoresEverything):
     """System prompt + at most ``max_messages`` newest messages, starting on a user message."""
 
     max_messages: int = 4
@@ -76,12 +77,9 @@ class CountWindow:
     def prompt(self, system, stored, new_message):
         return count_window([system, *stored, new_message], self.max_messages)
 
-    def after_turn(self, model, stored):
-        return stored, None
-
 
 @dataclass(frozen=True)
-class TokenWindow:
+class TokenWindow(_StoresEverything):
     """The longest newest part that fits ``max_tokens`` (whole prompt), via ``trim_messages``."""
 
     max_tokens: int = 200
@@ -92,9 +90,6 @@ class TokenWindow:
 
     def prompt(self, system, stored, new_message):
         return token_window([system, *stored, new_message], self.max_tokens)
-
-    def after_turn(self, model, stored):
-        return stored, None
 
 
 @dataclass(frozen=True)
