@@ -4,7 +4,8 @@
 by ``scripts/make_long_conversation.py``) through each strategy and records per turn:
 
 * ``prompt_tokens``: tokens of the answer call's prompt (``helpers.tokens.count_tokens``);
-* ``extra_calls``: chat-model calls made for memory (summaries);
+* ``extra_calls``: chat-model calls made for memory (summaries), and ``extra_call_tokens``, the
+  prompt tokens those calls sent (so "all input tokens" = answer prompts + memory's own calls);
 * ``extra_embeddings``: embedding calls made for memory (queries and stored texts);
 * ``overhead_ms``: wall time the memory spent on the turn (building the prompt, trimming,
   summarizing, embedding, Milvus), *excluding* the chat model's own calls;
@@ -58,10 +59,12 @@ class _ModelTimer(BaseCallbackHandler):
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls = 0
+        self.input_tokens = 0
         self._started: dict = {}
 
     def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs):
         self.calls += 1
+        self.input_tokens += count_tokens(messages[0])
         self._started[run_id] = time.perf_counter()
 
     def on_llm_end(self, response, *, run_id, **kwargs):
@@ -83,6 +86,7 @@ class EvalTurn:
     extra_calls: int
     extra_embeddings: int
     overhead_ms: float
+    extra_call_tokens: int = 0  # prompt tokens of the extra (summary) calls
     probe: bool = False
     evidence_reached: bool | None = None
     how: str | None = None  # verbatim / summary / retrieved / None
@@ -167,7 +171,7 @@ def evaluate_strategy(
             if hasattr(strategy, "start_session"):
                 stored = list(strategy.start_session(session, stored))
         embeddings_before = getattr(strategy, "embedding_calls", 0)
-        model_before, calls_before = timer.seconds, timer.calls
+        model_before, calls_before, tokens_before = timer.seconds, timer.calls, timer.input_tokens
         start = time.perf_counter()
         new_message = HumanMessage(turn["text"])
         prompt = strategy.prompt(system, stored, new_message)
@@ -188,6 +192,7 @@ def evaluate_strategy(
             extra_calls=timer.calls - calls_before - 1,  # every model call but the answer
             extra_embeddings=getattr(strategy, "embedding_calls", 0) - embeddings_before,
             overhead_ms=overhead * 1000,
+            extra_call_tokens=timer.input_tokens - tokens_before - count_tokens(prompt),
         )
         if turn["id"] in probes:
             probe = probes[turn["id"]]
@@ -214,6 +219,8 @@ def summarize_runs(runs: dict[str, list[EvalTurn]]) -> list[dict]:
             "prompt tokens (total)": total,
             "% of first strategy's tokens": round(100 * total / full_total, 1) if full_total else None,
             "extra calls": sum(r.extra_calls for r in rows),
+            "extra call tokens": sum(r.extra_call_tokens for r in rows),
+            "all input tokens (total)": total + sum(r.extra_call_tokens for r in rows),
             "extra embeddings": sum(r.extra_embeddings for r in rows),
             "overhead ms (p50)": round(statistics.median(r.overhead_ms for r in rows), 2) if rows else 0,
             "evidence recall": round(sum(r.evidence_reached for r in probes) / len(probes), 3)
@@ -322,12 +329,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
     parser.add_argument("--conversation", type=Path, default=None)
     args = parser.parse_args(argv)
-    show_setup()
+    settings = show_setup()
     quiet_milvus_logs()
     conversation = load_long_conversation(args.conversation)
     model = get_chat_model()
-    uri = str(runtime_dir() / "milvus" / "evaluation.db")
-    with MemoryStore(uri=uri, collection="evaluation", drop_existing=True) as store:
+    # a Lite file of its own, so a notebook holding the course's Lite folder does not block it
+    uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
+           else settings.milvus_uri)
+    print(f"The evaluation stores its memories in the collection 'evaluation' at {uri}")
+    with MemoryStore(uri=uri, token=settings.milvus_token, collection="evaluation",
+                     drop_existing=True) as store:
         runs = {}
         for strategy in default_strategies(store, conversation["user_id"]):
             runs[strategy.name] = evaluate_strategy(strategy, conversation, model, args.turns)

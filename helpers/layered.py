@@ -45,10 +45,14 @@ from helpers.summarization import (
     summary_prompt,
 )
 from helpers.tokens import count_message_tokens, count_text_tokens
-from helpers.truncation import token_window
+from helpers.truncation import TokenBudgetError, token_window
 
 RETRIEVED_ID = "retrieved-memories"
 _RETRIEVED_HEADER = "Relevant memories from earlier turns (retrieved by meaning, may be outdated):"
+
+
+class WindowBudgetError(ValueError):
+    """The new message alone does not fit ``window_tokens``: no prompt could hold the question."""
 
 
 OVERFETCH = 4  # search top_k * 4, then rank_memories picks top_k
@@ -131,6 +135,9 @@ class LayeredMemory:
         summary_every: int = 20,
         embed: str = "user",
     ) -> None:
+        if window_tokens < 1 or summary_tokens < 1 or retrieval_tokens < 1 or top_k < 1:
+            raise ValueError("window_tokens, summary_tokens, retrieval_tokens and top_k must be >= 1, "
+                             f"got {window_tokens}, {summary_tokens}, {retrieval_tokens}, {top_k}")
         self.store = store
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")
@@ -141,6 +148,7 @@ class LayeredMemory:
         self.embed = embed
         self.round = 1
         self.log: list[LayeredTurn] = []
+        self.last_retrieved: list[Memory] = []  # what the latest prompt() retrieved
         self._since_archive: list[BaseMessage] = []
         self._turn: LayeredTurn | None = None
 
@@ -171,10 +179,17 @@ class LayeredMemory:
         """``[system, summary?, retrieved?, *window]`` for this turn (see the module docstring).
 
         Raises:
-            helpers.truncation.TokenBudgetError: the question alone is over ``window_tokens``.
+            WindowBudgetError: the question alone is over ``window_tokens``.
         """
         summary, recent = split_stored(stored)
-        window = token_window([*recent, new_message], self.window_tokens)
+        try:
+            window = token_window([*recent, new_message], self.window_tokens)
+        except TokenBudgetError as exc:
+            raise WindowBudgetError(
+                f"window_tokens={self.window_tokens} cannot hold the new message "
+                f"({exc.newest_tokens} tokens with its framing): raise window_tokens to at least "
+                f"{exc.required_tokens}, or send a shorter message. Nothing was stored."
+            ) from exc
         turn = self._turn = LayeredTurn(round=self.round)
         turn.window_tokens = sum(count_message_tokens(m) for m in window)
         sections: list[BaseMessage] = [system]
@@ -205,6 +220,7 @@ class LayeredMemory:
             lines.append((memory, line))
             used += cost
             self._turn.retrieved.append(memory)
+        self.last_retrieved = [m for m, _ in lines]
         if not lines:
             return None
         # chosen by rank, shown oldest first: a later correction comes after what it corrects

@@ -138,6 +138,34 @@ _NOISY_LOGGERS = ("pymilvus", "milvus_lite")
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def import_pymilvus():
+    """Import ``pymilvus`` safely and return it.
+
+    pymilvus reads a ``MILVUS_URI`` environment variable of its own when it is imported (and
+    loads the nearest ``.env`` file to find one), and refuses any value that is not
+    ``http[s]://...``: a Milvus Lite path, which this course allows there, would make the import
+    itself fail. So the import runs with a placeholder server URI in the environment, which
+    pymilvus only records as a default it never uses here, and the variable is restored after.
+    """
+    import importlib
+    import os
+    import sys
+
+    if "pymilvus" in sys.modules:
+        return sys.modules["pymilvus"]
+    saved = os.environ.get("MILVUS_URI")
+    os.environ["MILVUS_URI"] = "http://localhost:19530"
+    try:
+        module = importlib.import_module("pymilvus")
+    finally:
+        if saved is None:
+            os.environ.pop("MILVUS_URI", None)
+        else:
+            os.environ["MILVUS_URI"] = saved
+    quiet_milvus_logs()  # importing pymilvus sets its logger back to WARNING
+    return module
+
+
 def quiet_milvus_logs(level: int = logging.CRITICAL) -> None:
     """Set the ``pymilvus`` and ``milvus_lite`` loggers to ``level``.
 
@@ -488,10 +516,10 @@ class MemoryStore:
     # -- opening -------------------------------------------------------------------------------
 
     def _connect(self, token: str | None):
+        import_pymilvus()
         from pymilvus import MilvusClient
         from pymilvus.exceptions import ConnectionConfigException, MilvusException
 
-        quiet_milvus_logs()  # importing pymilvus sets its logger back to WARNING
 
         if self.kind == "lite":
             if not self.uri.endswith(".db"):

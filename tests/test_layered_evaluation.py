@@ -219,3 +219,41 @@ def test_long_conversation_is_the_generators_output_and_well_formed():
             assert before < at
             assert all(word in stated["text"] for word in probe["expects"])
     assert any(p["changed"] for p in data["probes"])
+
+
+def test_layered_refuses_bad_budgets_and_too_long_questions(store, model):
+    from helpers.layered import LayeredMemory, WindowBudgetError
+
+    with pytest.raises(ValueError, match="must be >= 1"):
+        LayeredMemory(store, "tess", window_tokens=0)
+    memory = LayeredMemory(store, "tess-2", "s1", window_tokens=30)
+    with pytest.raises(WindowBudgetError, match="window_tokens=30"):
+        memory.prompt(SystemMessage("Answer briefly."), [], HumanMessage("word " * 100))
+    assert store.count("tess-2") == 0  # nothing was stored
+
+
+def test_summary_calls_tokens_are_counted(model):
+    from helpers.strategies import RunningSummary
+    from helpers.summarization import CountTrigger
+
+    rows = evaluate_strategy(RunningSummary(CountTrigger(2, 0)), SMALL, model, progress=False)
+    summarized = [r for r in rows if r.extra_calls]
+    assert summarized and all(r.extra_call_tokens > 0 for r in summarized)
+    assert all(r.extra_call_tokens == 0 for r in rows if not r.extra_calls)
+    table = summarize_runs({"s": rows})[0]
+    assert table["all input tokens (total)"] == table["prompt tokens (total)"] + sum(
+        r.extra_call_tokens for r in rows)
+
+
+def test_a_lite_path_in_milvus_uri_does_not_break_importing_pymilvus(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from helpers.milvus_store import MemoryStore;"
+            "s = MemoryStore(collection='x', dim=8); print(s.kind); s.close()")
+    env = {"PATH": "/usr/bin:/bin", "COURSE_DOTENV": "none", "HOME": str(tmp_path),
+           "MILVUS_URI": str(tmp_path / "lite.db"), "COURSE_RUNTIME_DIR": str(tmp_path / "rt")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=180, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "lite"

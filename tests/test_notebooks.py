@@ -93,6 +93,7 @@ import json, sys
 print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "layered": layered.name, "recall_share": float(recall_share),
                   "last_turn_share": float(last_turn_share), "total_share": float(total_share),
+                  "all_share": float(all_share),
                   "fit_rows": len(context_fit(yours))}))
 """,
 }
@@ -248,3 +249,5 @@ def test_08_measuring_memory_meets_the_goal():
     assert shown["last_turn_share"] <= 0.10
     assert layered["prompt tokens at last turn"] <= 0.10 * full["prompt tokens at last turn"]
     assert shown["fit_rows"] == 8
+    # the summary calls' own prompts are counted too, so the total share can only grow
+    assert shown["all_share"] >= shown["total_share"]
