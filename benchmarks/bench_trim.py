@@ -35,11 +35,10 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
-    trim_messages,
 )
 
-from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens, count_tokens
-from helpers.truncation import TokenCounter, token_window
+from helpers.tokens import count_tokens
+from helpers.truncation import TokenCounter, library_token_window, token_window
 
 SIZES = (100, 1_000, 10_000)
 MAX_TOKENS = 3_000  # whole prompt, as count_tokens counts it
@@ -114,18 +113,6 @@ def build(system: SystemMessage, turns: list[list[BaseMessage]], n: int) -> list
     return messages
 
 
-def plain_trim(messages: list[BaseMessage], max_tokens: int) -> list[BaseMessage]:
-    """The library way, counting correctly (per-message sum; the priming budgeted once)."""
-    return trim_messages(
-        messages,
-        max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
-        token_counter=lambda batch: sum(count_message_tokens(m) for m in batch),
-        strategy="last",
-        start_on="human",
-        include_system=True,
-    )
-
-
 def timed(call) -> tuple[float, object]:
     gc.collect()
     start = time.perf_counter()
@@ -144,7 +131,7 @@ def bench(n: int) -> dict:
 
     plain_times = []
     for _ in range(PLAIN_RUNS):
-        seconds, expected = timed(lambda: plain_trim(full, MAX_TOKENS))
+        seconds, expected = timed(lambda: library_token_window(full, MAX_TOKENS))
         plain_times.append(seconds)
 
     first, window = timed(lambda: token_window(full, MAX_TOKENS, counter=TokenCounter()))
@@ -160,7 +147,7 @@ def bench(n: int) -> dict:
         messages = build(system, turns, length)
         seconds, window = timed(lambda messages=messages: token_window(messages, MAX_TOKENS, counter=counter))
         per_turn.append(seconds)
-        assert same(window, plain_trim(messages, MAX_TOKENS)), f"turn at {length} messages differs"
+        assert same(window, library_token_window(messages, MAX_TOKENS)), f"turn at {length} messages differs"
         checks += 1
     assert same(window, expected)  # the last turn is the n-message history
     return {

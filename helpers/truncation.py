@@ -61,6 +61,7 @@ __all__ = [
     "count_window",
     "default_counter",
     "last_n_messages",
+    "library_token_window",
     "token_window",
     "window_marks",
 ]
@@ -381,6 +382,27 @@ def token_window(
 
 
 # -- what happened ----------------------------------------------------------------------------
+
+
+def library_token_window(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+    """The library way, for comparison: plain ``trim_messages`` on the whole history with a
+    correctly counting tiktoken counter (per-message sum, the 3 reply-priming tokens taken off the
+    budget once). No cache and no error: it re-encodes the whole history on every call, and it
+    returns only the system message when the question does not fit. ``token_window`` must return
+    the same list whenever it does not raise (tests and ``benchmarks/bench_trim.py`` check it).
+
+    Args:
+        messages: the history, oldest first.
+        max_tokens: budget of the whole prompt, as ``helpers.tokens.count_tokens`` counts it.
+    """
+    return trim_messages(
+        list(messages),
+        max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
+        token_counter=lambda batch: sum(count_message_tokens(m) for m in batch),
+        strategy="last",
+        start_on="human",
+        include_system=True,
+    )
 
 
 def window_marks(messages: Sequence[BaseMessage], window: Sequence[BaseMessage]) -> list[str]:

@@ -7,30 +7,19 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
 
-from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens, count_tokens
+from helpers.tokens import count_message_tokens, count_tokens
 from helpers.truncation import (
     MessageBudgetError,
     TokenBudgetError,
     TokenCounter,
     count_window,
     last_n_messages,
+    library_token_window,
     token_window,
     window_marks,
 )
 
 SYSTEM = SystemMessage("You are a friendly assistant. Answer briefly.")
-
-
-def plain_trim(messages, max_tokens):
-    """The library way with a correct counter: per-message sum, the +3 priming taken off once."""
-    return trim_messages(
-        messages,
-        max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
-        token_counter=lambda batch: sum(count_message_tokens(m) for m in batch),
-        strategy="last",
-        start_on="human",
-        include_system=True,
-    )
 
 
 def ten_messages():
@@ -234,7 +223,7 @@ def test_token_window_over_budget_raises_with_sizes():
     for part in ("max_tokens=24", "system message (13 tokens)", "newest human message (9 tokens)", "25"):
         assert part in text
     # What the library does in the same case: the question silently disappears.
-    assert plain_trim(messages, 24) == [SYSTEM]
+    assert library_token_window(messages, 24) == [SYSTEM]
     assert trim_messages(
         messages, max_tokens=21, token_counter=lambda b: sum(map(count_message_tokens, b)),
         strategy="last", start_on="human", include_system=True, allow_partial=True,
@@ -270,7 +259,7 @@ def test_token_window_empty_and_degenerate_histories():
     assert token_window([], 0) == []
     assert token_window([SYSTEM], 100) == [SYSTEM]
     assert token_window([SYSTEM, AIMessage("Hello!")], 100) == [SYSTEM]  # as trim_messages
-    assert plain_trim([SYSTEM, AIMessage("Hello!")], 100) == [SYSTEM]
+    assert library_token_window([SYSTEM, AIMessage("Hello!")], 100) == [SYSTEM]
     with pytest.raises(TokenBudgetError) as info:  # even the system prompt does not fit
         token_window([SYSTEM], 10)
     assert (info.value.system_tokens, info.value.newest_tokens, info.value.required_tokens) == (13, 0, 16)
@@ -360,7 +349,7 @@ def test_token_window_equals_plain_trim_messages_on_random_histories():
         messages = random_history(rng)
         full = count_tokens(messages)
         for budget in {rng.randint(0, full + 10), rng.randint(full // 2, full + 10), full, full - 1}:
-            expected = plain_trim(messages, budget)
+            expected = library_token_window(messages, budget)
             try:
                 window = token_window(messages, budget, counter=counter)
             except TokenBudgetError as error:
@@ -414,7 +403,7 @@ def test_token_window_per_turn_work_does_not_grow_with_history():
         ]
     messages.append(HumanMessage("What is my name?"))
     window = token_window(messages, 500, counter=counter)
-    assert window == plain_trim(messages, 500)
+    assert window == library_token_window(messages, 500)
     # First call: only the messages the budget reaches are encoded: the window, the AI reply its
     # start may have moved past, the first message that does not fit. Not the 2,001 others.
     assert len(window) + 1 <= counter.misses <= len(window) + 2
@@ -423,7 +412,7 @@ def test_token_window_per_turn_work_does_not_grow_with_history():
         messages += [AIMessage(f"answer {turn}"), HumanMessage(f"question {turn} {rng.choice(SENTENCES)}")]
         window = token_window(messages, 500, counter=counter)
         assert counter.misses - before <= 2  # only the new turn is tokenized
-    assert window == plain_trim(messages, 500)
+    assert window == library_token_window(messages, 500)
 
 
 # -- window_marks -----------------------------------------------------------------------------
