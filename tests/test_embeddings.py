@@ -35,7 +35,7 @@ def make_reference() -> None:  # pragma: no cover - run by hand after a delibera
     model = E5Embeddings()
     ref["queries"] = {q: [round(x, 6) for x in model.embed_query(q)] for q in ref["queries"]}
     texts = list(ref["passages"])
-    ref["passages"] = {t: [round(x, 6) for x in v] for t, v in zip(texts, model.embed_documents(texts))}
+    ref["passages"] = {t: [round(x, 6) for x in v] for t, v in zip(texts, model.embed_documents(texts), strict=True)}
     REFERENCE.write_text(json.dumps(ref, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -49,7 +49,7 @@ def test_vectors_match_the_stored_reference(model):
     for text, vector in ref["queries"].items():
         assert _cosine(model.embed_query(text), vector) >= 0.999, text
     texts = list(ref["passages"])
-    for text, got in zip(texts, model.embed_documents(texts)):
+    for text, got in zip(texts, model.embed_documents(texts), strict=True):
         assert _cosine(got, ref["passages"][text]) >= 0.999, text
 
 
@@ -93,10 +93,9 @@ def test_recall_on_the_committed_question_set(model, language, at1, at3):
 
 def test_the_articles_korean_example_ranks_first(model):
     statements = ["저는 부산에 살아요.", "제 이름은 민수예요.", "저는 소프트웨어 엔지니어예요.", "커피를 좋아해요."]
-    scores = np.asarray(model.embed_documents(statements)) @ np.asarray(model.embed_query("제 이름이 뭐였죠?"))
-    assert int(np.argmax(scores)) == 1
-    scores = np.asarray(model.embed_documents(statements)) @ np.asarray(model.embed_query("제 직업이 뭐예요?"))
-    assert int(np.argmax(scores)) == 2
+    passages = np.asarray(model.embed_documents(statements))
+    assert int(np.argmax(passages @ np.asarray(model.embed_query("제 이름이 뭐였죠?")))) == 1
+    assert int(np.argmax(passages @ np.asarray(model.embed_query("제 직업이 뭐예요?")))) == 2
 
 
 def test_an_engine_that_cannot_load_names_the_platform(monkeypatch):

@@ -3,7 +3,7 @@ started by tests/milvus_server.py; skipped with the reason where the platform ca
 
 Most tests use ``HashEmbeddings``: deterministic 16-d unit vectors from a hash of the text, so the
 same text always gets the same vector (score 1.0 for an exact match) and no model is loaded. Tests
-about meaning (the job question, the library way) use the real offline embedding model (multilingual-e5-small).
+about meaning (the job question, the library way) use the real offline embedding model (e5).
 """
 
 from __future__ import annotations

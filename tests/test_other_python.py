@@ -27,7 +27,7 @@ SUPPORTED = ("3.13", "3.12", "3.11")
 
 def _version(python: str) -> str | None:
     try:
-        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -36,7 +36,7 @@ def _version(python: str) -> str | None:
 
 def other_python() -> tuple[str, str] | None:
     """(path, "3.x") of a supported Python other than this one, or None."""
-    mine = "%d.%d" % sys.version_info[:2]
+    mine = f"{sys.version_info[0]}.{sys.version_info[1]}"
     candidates = [f"python{v}" for v in SUPPORTED if v != mine]
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     for version in SUPPORTED:
