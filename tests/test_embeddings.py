@@ -35,7 +35,8 @@ def make_reference() -> None:  # pragma: no cover - run by hand after a delibera
     model = E5Embeddings()
     ref["queries"] = {q: [round(x, 6) for x in model.embed_query(q)] for q in ref["queries"]}
     texts = list(ref["passages"])
-    ref["passages"] = {t: [round(x, 6) for x in v] for t, v in zip(texts, model.embed_documents(texts), strict=True)}
+    vectors = model.embed_documents(texts)
+    ref["passages"] = {t: [round(x, 6) for x in v] for t, v in zip(texts, vectors, strict=True)}
     REFERENCE.write_text(json.dumps(ref, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -92,7 +93,8 @@ def test_recall_on_the_committed_question_set(model, language, at1, at3):
 
 
 def test_the_articles_korean_example_ranks_first(model):
-    statements = ["저는 부산에 살아요.", "제 이름은 민수예요.", "저는 소프트웨어 엔지니어예요.", "커피를 좋아해요."]
+    statements = ["저는 부산에 살아요.", "제 이름은 민수예요.", "저는 소프트웨어 엔지니어예요.",
+                  "커피를 좋아해요."]
     passages = np.asarray(model.embed_documents(statements))
     assert int(np.argmax(passages @ np.asarray(model.embed_query("제 이름이 뭐였죠?")))) == 1
     assert int(np.argmax(passages @ np.asarray(model.embed_query("제 직업이 뭐예요?")))) == 2
