@@ -708,6 +708,7 @@ def generate(seed: int = 7) -> dict:
             "evidence": [labels[label] for label in evidence],
             "expects": [fill(e, values, events) for e in expects],
             "answer": fill(answer, values, events) if answer else None,
+            "changed": category == "updated-fact",
         }
         if "date" in extra:
             probe["date"] = events[extra["date"]][1].isoformat()
