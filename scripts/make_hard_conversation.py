@@ -248,24 +248,76 @@ STORY = [
         [X("We've decided on the wedding: next spring, right here in my hometown.",
            "That's lovely, close to your family.", "wedding", ["wedding"])],
     ],
-    # session 16-18: pronouns and small talk, a few more decoys
+    # session 16-18: other people's news (distractors), small talk, a few more decoys
     [
+        [X("{sister} and her husband might move to Seoul for his job. She'd hate the commute.",
+           "A big decision. I hope it works out for them.", "sister_plans", ["sister_plans"])],
         [Q("Which language is easiest for Korean speakers to learn?",
            "Japanese is usually the easiest, thanks to the shared grammar.")],
         [Q("What's a good name for a cat?", "Mochi, Nabi, Kkami and Tiger are popular.")],
     ],
     [
+        [X("{friend} signed up for a full marathon in the autumn. Show-off.",
+           "Ha! Are you tempted to join her?", "friend_running", ["friend_running"])],
         [Q("Where do most people in Korea live, in cities or in the countryside?",
            "Over 80% live in cities, about half in the Seoul area.")],
         [Q("What do architects actually do all day?",
            "Design, drawings, meetings with clients and engineers, and a lot of revisions.")],
     ],
     [
+        [X("My manager at {company} used to teach too, so she gets why I still miss the kids.",
+           "That must make the change easier.", "manager", ["manager"])],
         [Q("How old do you have to be to run a marathon?", "Most races require 18 or over.")],
         [Q("When do people usually get their dog vaccinated?",
            "Puppies at 6-8 weeks, then boosters yearly or every three years.")],
     ],
 ]
+
+# Every fact key a user turn carries (its "facts"), with the value first stated and the value it
+# changed to (or None). {date:label} is the resolved date of a relative one.
+FACTS = {
+    "name": ("Mina", None),
+    "job": ("{subject} teacher at {school} Middle School", "curriculum designer at {company}"),
+    "subject": ("{subject}", None),
+    "school": ("{school} Middle School", None),
+    "years_teaching": ("six years", None),
+    "city": ("{city1}", "{city2}"),
+    "move": ("{date:city2}", None),
+    "commute": ("the 102 bus", "cycling along the coast"),
+    "sister": ("{sister}, her older sister", None),
+    "sister_job": ("nurse on a children's ward", None),
+    "sister_plans": ("{sister} and her husband might move to Seoul", None),
+    "allergy": ("{allergen}", None),
+    "dog": ("{dog}", None),
+    "dog_adopted": ("{date:dog_adopt}", None),
+    "dog_breed": ("jindo mix", None),
+    "instrument": ("{instrument}, played in the orchestra at university", None),
+    "hobby": ("pottery", None),
+    "partner": ("{partner}", None),
+    "partner_job": ("architect", None),
+    "partner_music": ("{guitar}", None),
+    "marathon": ("first half marathon on {date:marathon}", None),
+    "running_club": ("Wednesday evenings", "Sunday mornings"),
+    "friend_cat": ("{friend}'s cat {cat}", None),
+    "friend_running": ("{friend} signed up for a full marathon", None),
+    "food": ("{food}", None),
+    "coffee": ("oat latte", None),
+    "diet": ("vegetarian", "pescatarian"),
+    "language": ("{lang}", None),
+    "trip": ("{trip1} in October", "{trip2}"),
+    "flights": ("{date:flights}", None),
+    "phone": ("{phone1}", "{phone2}"),
+    "birthday": ("{date:birthday}", None),
+    "age": ("{age}", None),
+    "vet": ("{date:vet}", None),
+    "engaged": ("to {partner} on {date:proposal}", None),
+    "company": ("{company}, in {city2}", None),
+    "notice": ("{date:notice}", None),
+    "manager": ("her manager at {company} used to teach", None),
+    "nephew": ("{nephew}, {sister}'s son", None),
+    "hometown": ("{hometown}", None),
+    "wedding": ("next spring in {hometown}", None),
+}
 
 # Small talk and requests that state nothing about the user. Some refer to people and pets by
 # pronoun only ("She stole a sock again"): references without facts.
@@ -738,6 +790,9 @@ def generate(seed: int = 7) -> dict:
         "system": "You are a friendly assistant. Answer briefly.",
         "speakers": {"user": "Mina", "assistant": "the assistant"},
         "sessions": sessions,
+        "facts": {key: {"value": fill(value, values, events),
+                        "changed_to": fill(changed, values, events) if changed else None}
+                  for key, (value, changed) in FACTS.items()},
         "values": values,
         "turns": turns,
         "probes": probes,

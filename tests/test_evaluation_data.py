@@ -136,6 +136,20 @@ def test_hard_states_facts_indirectly_split_by_pronoun_and_with_relative_dates(h
     assert sum(t["kind"] == "filler" for t in user) >= 150
 
 
+def test_hard_keeps_the_easy_files_top_level_keys_and_lists_every_fact(hard):
+    easy = load_long_conversation()
+    assert set(easy) <= set(hard)
+    used = {key for turn in hard["turns"] for key in turn["facts"]}
+    assert used == set(hard["facts"])
+    changed = {k for k, v in hard["facts"].items() if v["changed_to"]}
+    assert changed == {"job", "city", "commute", "running_club", "phone", "diet", "trip"}
+    assert hard["facts"]["city"] == {"value": hard["values"]["city1"],
+                                     "changed_to": hard["values"]["city2"]}
+    for key in changed:  # stated once, then changed in a later session
+        carrying = [t for t in hard["turns"] if key in t["facts"]]
+        assert len(carrying) >= 2 and carrying[0]["session_id"] != carrying[-1]["session_id"]
+
+
 # -- the hard conversation: probes ---------------------------------------------------------------
 
 
