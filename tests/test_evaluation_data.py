@@ -334,3 +334,22 @@ def test_the_offline_model_answers_the_korean_phrasings(korean):
                      HumanMessage(probe["question"])]
         reply = model.invoke(messages).text
         assert all(w in reply for w in probe["expects"]), (probe["question"], reply)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 42])
+def test_other_seeds_keep_every_property(hard_script, seed):
+    """Another seed picks other names, dates and places: the same checks hold."""
+    data = hard_script.generate(seed)
+    for check in (test_hard_has_enough_turns_over_enough_dated_sessions,
+                  test_hard_has_two_speakers_taking_turns,
+                  test_hard_states_facts_indirectly_split_by_pronoun_and_with_relative_dates,
+                  test_hard_keeps_the_easy_files_top_level_keys_and_lists_every_fact,
+                  test_hard_probe_counts_per_category,
+                  test_every_probe_points_at_its_own_turn_and_at_earlier_evidence,
+                  test_evidence_turns_contain_the_expected_words,
+                  test_every_evidence_turn_is_there_for_a_reason,
+                  test_a_known_probe_of_each_kind_has_the_right_values,
+                  test_unanswerable_probes_have_no_evidence_and_the_others_do,
+                  test_temporal_probes_resolve_the_relative_date_against_the_session_date,
+                  test_updated_fact_probes_expect_the_newest_value):
+        check(data)
