@@ -117,8 +117,8 @@ def check(
     if prediction is None and question is not None and reference_mode():
         prediction, used_reference = ANSWERS[question], True
     if prediction is None:
-        print("✍️  Write your prediction first (replace None in the cell above), then run this cell "
-              "again. The measured value stays hidden until then.")
+        print("✍️  No prediction yet: write it in the `prediction = None` cell, run that cell, then "
+              "run this one again.")
         RESULTS.append(CheckResult(question, None, actual, None))
         return
     expected, got = _normalize(prediction), _normalize(actual)

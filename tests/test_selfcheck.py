@@ -55,7 +55,7 @@ def test_text_and_lists_ignore_case_and_spaces():
 def test_none_asks_for_a_prediction_and_does_not_raise(capsys):
     check(None, 4, question="04.slice_first", explain="the answer is 4")
     out = capsys.readouterr().out
-    assert "Write your prediction first" in out
+    assert "No prediction yet" in out
     assert "4" not in out  # neither the measured value nor the explanation is given away
     assert RESULTS[-1].ok is None and RESULTS[-1].prediction is None
 
