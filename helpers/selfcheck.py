@@ -100,14 +100,16 @@ def check(
     """Compare a learner's prediction with the measured value and print ✅ or ❌.
 
     Args:
-        prediction: the learner's answer (number, text, or list); ``None`` means "not written yet".
-            Text is compared without case or surrounding spaces; numeric text counts as a number.
-        actual: the value the lesson just measured.
-        tolerance: for numbers, the largest accepted ``abs(prediction - actual)`` (default exact).
-        explain: one sentence printed after the verdict (the full reasoning is in the lesson's
-            collapsed "Why" cell).
-        question: the question's id in ``ANSWERS``; with ``COURSE_REFERENCE_ANSWERS=1`` an empty
-            prediction is replaced by that reference answer.
+        prediction (int | float | str | list | None): the learner's answer; ``None`` means "not
+            written yet". Text is compared without case or surrounding spaces; numeric text
+            counts as a number; tuples compare equal to lists.
+        actual (int | float | str | list): the value the lesson just measured.
+        tolerance (float): for numbers, the largest accepted ``abs(prediction - actual)``
+            (default 0: exact).
+        explain (str): one sentence printed after the verdict (the full reasoning is in the
+            lesson's collapsed "Why" cell); not printed while the prediction is ``None``.
+        question (str | None): the question's id in ``ANSWERS`` (``"04.slice_first"``); with
+            ``COURSE_REFERENCE_ANSWERS=1`` an empty prediction is replaced by that reference answer.
 
     Returns:
         Nothing (so a notebook cell shows only the verdict). The comparison is appended to
