@@ -48,6 +48,17 @@ REPLY_PRIMING_TOKENS = 3
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
+# Non-text content blocks (images, audio, files) have no text to encode; counting them as 0 tokens
+# would let a prompt with an image slip past every budget. OpenAI's documented rule for images
+# ("Calculating costs", vision guide): 85 tokens at detail "low"; at "high"/"auto", 85 + 170 per
+# 512-px tile after scaling, i.e. 765 for a 1024x1024 image (4 tiles). The image size is not known
+# from a URL, so every non-low image block is estimated at 765, and so is any other non-text block
+# (audio, file, video): an estimate, stated as such, never 0.
+IMAGE_LOW_DETAIL_TOKENS = 85
+NON_TEXT_BLOCK_TOKENS = 765
+_TEXT_BLOCK_TYPES = {"text"}
+_NON_COUNTED_BLOCK_TYPES = {"reasoning", "thinking"}  # not sent back to the model as input
+
 _ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _warned_models: set[str] = set()
 
@@ -138,6 +149,30 @@ def _warn_once(model: str, why: str) -> None:
         )
 
 
+def non_text_block_tokens(block: Any) -> int:
+    """Estimated tokens of one content block that is not text (see ``NON_TEXT_BLOCK_TOKENS``).
+
+    Args:
+        block: a content block of a message, e.g. ``{"type": "image_url", "image_url": {"url":
+            ..., "detail": "low"}}`` or ``{"type": "image", "source_type": "base64", ...}``.
+
+    Returns:
+        0 for text blocks and strings (their text is counted by the encoder) and for reasoning
+        blocks; 85 for an image at ``detail="low"``; else 765 (tokens, an estimate).
+    """
+    if isinstance(block, str) or not isinstance(block, dict):
+        return 0
+    kind = block.get("type")
+    if kind in _TEXT_BLOCK_TYPES or kind in _NON_COUNTED_BLOCK_TYPES:
+        return 0
+    detail = block.get("detail")
+    if isinstance(block.get("image_url"), dict):
+        detail = block["image_url"].get("detail", detail)
+    if kind in {"image", "image_url"} and detail == "low":
+        return IMAGE_LOW_DETAIL_TOKENS
+    return NON_TEXT_BLOCK_TOKENS
+
+
 def _content_text(message: BaseMessage) -> str:
     content = message.content
     if isinstance(content, str):
@@ -181,7 +216,8 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
 
     Returns:
         Token count (int, tokens): ``3 + tokens(role) + tokens(content) [+ 1 + tokens(name)]``.
-        Tool calls of an AI message are counted as their JSON text.
+        Tool calls of an AI message are counted as their JSON text; a non-text content block
+        (an image, audio, a file) adds ``non_text_block_tokens(block)`` (85 or 765, an estimate).
     """
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
@@ -190,6 +226,8 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
     n = TOKENS_PER_MESSAGE + len(enc.encode(role)) + len(
         enc.encode(_content_text(message), disallowed_special=())
     )
+    if not isinstance(message.content, str):
+        n += sum(non_text_block_tokens(block) for block in message.content)
     if message.name:
         n += TOKENS_PER_NAME + len(enc.encode(message.name))
     return n

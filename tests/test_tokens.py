@@ -91,3 +91,21 @@ def test_encoding_loads_with_no_network(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "6"
     assert (tmp_path / "runtime" / "tiktoken" / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4").is_file()
+
+
+def test_non_text_blocks_are_estimated_not_zero():
+    from helpers.tokens import IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS
+
+    text_only = HumanMessage(content=[{"type": "text", "text": "What is in this picture?"}])
+    base = count_message_tokens(text_only)
+    url = "data:image/png;base64," + "A" * 4000  # the data itself is never encoded as text
+    high = HumanMessage(content=[*text_only.content, {"type": "image_url", "image_url": {"url": url}}])
+    low = HumanMessage(content=[*text_only.content,
+                                {"type": "image_url", "image_url": {"url": url, "detail": "low"}}])
+    v1 = HumanMessage(content=[*text_only.content, {"type": "image", "source_type": "base64",
+                                                    "data": "AAAA", "mime_type": "image/png"}])
+    assert (NON_TEXT_BLOCK_TOKENS, IMAGE_LOW_DETAIL_TOKENS) == (765, 85)
+    assert count_message_tokens(high) == base + 765
+    assert count_message_tokens(low) == base + 85
+    assert count_message_tokens(v1) == base + 765
+    assert count_tokens([high]) - count_tokens([text_only]) == 765
