@@ -4,8 +4,7 @@ Entry points the lessons and tests use::
 
     from helpers import show_setup, get_chat_model, get_embeddings, count_tokens
 
-Names are imported lazily, so ``import helpers`` stays fast: a lesson that never asks for
-embeddings never imports torch (~8 s per kernel).
+Names are imported lazily, so ``import helpers`` stays fast: a lesson imports only what it uses.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ _EXPORTS = {
     "count_text_tokens": "tokens",
     "get_chat_model": "models",
     "get_embeddings": "models",
+    "E5Embeddings": "embeddings",
     "show_setup": "models",
     "OfflineChatModel": "offline_model",
     "FileHistory": "history",
@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # for editors and type checkers only
     from helpers.config import Settings, load_settings, runtime_dir  # noqa: F401
     from helpers.data import load_conversation  # noqa: F401
     from helpers.display import render_messages  # noqa: F401
+    from helpers.embeddings import E5Embeddings  # noqa: F401
     from helpers.history import FileHistory, HistoryFileError, InvalidSessionIdError  # noqa: F401
     from helpers.models import get_chat_model, get_embeddings, show_setup  # noqa: F401
     from helpers.offline_model import OfflineChatModel  # noqa: F401

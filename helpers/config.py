@@ -11,7 +11,7 @@ variable               meaning (default)
 ``OPENAI_BASE_URL``    that endpoint (OpenAI's own when unset); DeepSeek, DashScope, Ollama, vLLM
 ``CHAT_MODEL``         model name at that endpoint (``gpt-4o-mini``)
 ``EMBEDDING_MODEL``    an embedding model at an OpenAI-compatible endpoint; unset = offline
-                       all-MiniLM-L6-v2 (384 dimensions)
+                       multilingual-e5-small (384 dimensions)
 ``EMBEDDING_BASE_URL`` endpoint for embeddings (``OPENAI_BASE_URL``)
 ``EMBEDDING_API_KEY``  key for embeddings (``OPENAI_API_KEY``)
 ``MILVUS_URI``         a Milvus Lite path, ``http://host:19530``, or a Zilliz Cloud URI
@@ -36,7 +36,7 @@ OFFLINE = "offline"
 OPENAI_COMPATIBLE = "openai-compatible"
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 OFFLINE_CHAT_MODEL = "offline-stand-in"
-OFFLINE_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+OFFLINE_EMBEDDING_MODEL = "multilingual-e5-small"
 # Values people leave in a copied .env.example; they mean "no key".
 _PLACEHOLDER_KEYS = {"", "sk-...", "your-key-here", "changeme", "none"}
 
@@ -90,7 +90,7 @@ class Settings:
         else:
             chat = f"{self.chat_model} at {self.chat_base_url or 'OpenAI'}"
         if self.embedding_provider == OFFLINE:
-            emb = f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d)"
+            emb = f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d, multilingual)"
         else:
             emb = f"{self.embedding_model} at {self.embedding_base_url or 'OpenAI'}"
         if self.milvus_kind == "lite":

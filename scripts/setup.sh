@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
-# Creates .venv with Python 3.11 and installs the exact lock plus the `helpers` package.
-# Called by `make` only when requirements or packaging files changed since the last install.
+# Creates .venv with Python 3.11, 3.12 or 3.13 and installs the exact lock plus the `helpers` package.
+#   scripts/setup.sh         what the lessons need (requirements.txt): `make lab`, `make lessons`
+#   scripts/setup.sh --dev   that plus the test tools (requirements-dev.txt): `make test`
+# Called by `make` only when the lock or packaging files changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lock=requirements.txt
+[ "${1:-}" = "--dev" ] && lock=requirements-dev.txt
+
+supported() {  # 0 if $1 is a Python 3.11, 3.12 or 3.13
+  "$1" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null
+}
 
 pick_python() {
-  for candidate in "${PYTHON:-}" python3.11 python3; do
+  for candidate in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
     [ -n "$candidate" ] || continue
-    if command -v "$candidate" >/dev/null 2>&1 &&
-       "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+    if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
       echo "$candidate"; return 0
     fi
   done
   return 1
 }
 
+# A .venv made by an earlier version of the course carries PyTorch (2 GB) that nothing needs now,
+# and a .venv of an unsupported Python cannot take the lock: start those afresh.
+if [ -x .venv/bin/python ] && { ! supported .venv/bin/python || [ -d .venv/lib/python3.11/site-packages/torch ]; }; then
+  echo "Removing the old .venv (unsupported Python, or PyTorch from an earlier version of the course)"
+  rm -rf .venv
+fi
+
 if [ ! -x .venv/bin/python ]; then
   py=$(pick_python) || {
-    echo "This course needs Python 3.11 (python3.11 or python3 on PATH, or PYTHON=/path/to/python3.11)." >&2
+    echo "This course needs Python 3.11, 3.12 or 3.13 (python3 on PATH, or PYTHON=/path/to/python3.12)." >&2
     echo "With conda: conda env create -f environment.yml" >&2
     exit 1
   }
@@ -26,11 +40,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 start=$(date +%s)
-# A current pip resolves the ~190 pinned packages about a minute faster than the one venv ships.
+# A current pip resolves the ~160 pinned packages about a minute faster than the one venv ships.
 .venv/bin/python -m pip install --quiet --disable-pip-version-check "pip==26.3" \
   2> >(grep -v "is neither a file nor a directory" >&2)
-echo "Installing the pinned requirements (first time: about 3 minutes, 2.4 GB)"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
+echo "Installing $lock (first time: about 1-2 minutes, about 1 GB)"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$lock" \
   2> >(grep -v "is neither a file nor a directory" >&2)
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e . \
+  2> >(grep -v -e "is neither a file nor a directory" >&2)
 echo "Setup done in $(( $(date +%s) - start )) s"

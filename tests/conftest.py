@@ -21,8 +21,6 @@ def offline_environment(tmp_path_factory):
         os.environ.pop(name, None)
     os.environ["COURSE_DOTENV"] = "none"
     os.environ["COURSE_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     yield
     os.environ.clear()
     os.environ.update(saved)

@@ -13,7 +13,7 @@ def test_no_key_means_offline_everything():
     s = load_settings(dict(BASE))
     assert (s.chat_provider, s.embedding_provider) == (OFFLINE, OFFLINE)
     assert s.chat_model == "offline-stand-in"
-    assert s.embedding_model == "all-MiniLM-L6-v2"
+    assert s.embedding_model == "multilingual-e5-small"
     assert s.milvus_uri == "/tmp/course-runtime-test/milvus/course.db"
     assert s.milvus_kind == "lite"
     assert any("No OPENAI_API_KEY" in n for n in s.notes)

@@ -3,7 +3,7 @@ started by tests/milvus_server.py; skipped with the reason where the platform ca
 
 Most tests use ``HashEmbeddings``: deterministic 16-d unit vectors from a hash of the text, so the
 same text always gets the same vector (score 1.0 for an exact match) and no model is loaded. Tests
-about meaning (the job question, the library way) use the real offline MiniLM model.
+about meaning (the job question, the library way) use the real offline embedding model (e5).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def user() -> str:
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def e5():
     from helpers.models import get_embeddings
 
     return get_embeddings()
@@ -344,11 +344,11 @@ def test_flush_policy_counts_rows(store, user):
         store.flush_every = saved
 
 
-def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, minilm):
+def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
     from helpers.offline_model import OfflineChatModel
     from helpers.strategies import replay
 
-    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=minilm,
+    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
                         drop_existing=True)
     try:
         model = OfflineChatModel()
@@ -378,8 +378,8 @@ def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, minilm):
         store.drop()
 
 
-def test_langchain_retriever_on_the_same_data(uri, minilm):
-    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=minilm,
+def test_langchain_retriever_on_the_same_data(uri, e5):
+    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
                         drop_existing=True)
     try:
         store.add_turn("ann", "s1", 1, "My job is a software engineer.", "Got it.")
@@ -387,7 +387,7 @@ def test_langchain_retriever_on_the_same_data(uri, minilm):
         store.add_turn("bob", "s2", 1, "My job is a nurse.", "Got it.")
         vector_store, retriever = langchain_retriever(
             store.turns("ann"), "ann", uri=uri, collection=f"lc_{uuid.uuid4().hex[:10]}",
-            embeddings=minilm, top_k=2)
+            embeddings=e5, top_k=2)
         docs = retriever.invoke("What is my job?")
         assert "software engineer" in docs[0].page_content
         assert {d.metadata["user_id"] for d in docs} == {"ann"}

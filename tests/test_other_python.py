@@ -1,0 +1,102 @@
+"""The course on a second supported Python: setup from the same lock, the unit tests, lessons 00-03.
+
+The whole suite runs on the Python of ``.venv``; this test builds a venv with another supported
+version (3.11, 3.12 or 3.13, whichever else is on the machine: on PATH as ``python3.1x`` or under
+pyenv) from the same ``requirements-dev.txt``, then runs there every test that is not a notebook,
+browser or other-Python test, and lessons 00-03 on a real kernel of that Python.
+
+When no second Python is found the test skips with the reason, except in CI (``CI=true``), where it
+fails: CI must prove the lock installs on two versions. The venv is kept under
+``build/other-python/`` and rebuilt only when the lock changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORTED = ("3.13", "3.12", "3.11")
+
+
+def _version(python: str) -> str | None:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def other_python() -> tuple[str, str] | None:
+    """(path, "3.x") of a supported Python other than this one, or None."""
+    mine = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    candidates = [f"python{v}" for v in SUPPORTED if v != mine]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for version in SUPPORTED:
+        if version != mine:
+            candidates += sorted(str(p) for p in pyenv_root.glob(f"{version}.*/bin/python{version}"))
+    for candidate in candidates:
+        path = shutil.which(candidate) or (candidate if Path(candidate).is_file() else None)
+        if path and (found := _version(path)) in SUPPORTED and found != mine:
+            return path, found
+    return None
+
+
+def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, **kwargs)
+
+
+@pytest.mark.other_python
+def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp_path):
+    found = other_python()
+    if found is None:
+        reason = f"no second Python among {', '.join(SUPPORTED)} on this machine"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run on a second Python: {reason}")
+        pytest.skip(reason)
+    python, version = found
+    venv = ROOT / "build" / "other-python" / version
+    lock = (ROOT / "requirements.txt").read_bytes() + (ROOT / "requirements-dev.txt").read_bytes()
+    stamp = venv / ".lock-sha256"
+    digest = hashlib.sha256(lock).hexdigest()
+    vpy = venv / "bin" / "python"
+    if not (stamp.is_file() and stamp.read_text() == digest and vpy.exists()):
+        shutil.rmtree(venv, ignore_errors=True)
+        made = _run([python, "-m", "venv", str(venv)])
+        assert made.returncode == 0, made.stderr[-2000:]
+        for step in (["-m", "pip", "install", "-q", "--disable-pip-version-check", "pip==26.3"],
+                     ["-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
+                      "requirements-dev.txt"],
+                     ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                      "-e", "."]):
+            done = _run([str(vpy), *step], timeout=1200)
+            assert done.returncode == 0, f"{' '.join(step)} on Python {version}:\n{done.stderr[-3000:]}"
+        stamp.write_text(digest)
+
+    env = {**os.environ, "MILVUS_TEST_URI": milvus_server.uri, "PYTHONDONTWRITEBYTECODE": "1"}
+    # An editable install of the checkout under test: the other venv must import *this* helpers.
+    where = _run([str(vpy), "-c", "import helpers, sys; print(helpers.__file__, sys.version)"],
+                 env=env, timeout=120)
+    assert where.stdout.startswith(str(ROOT / "helpers")), where.stdout + where.stderr
+    assert f"{version}." in where.stdout
+
+    unit = _run([str(vpy), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                 "-m", "not notebook and not browser and not other_python", "tests"],
+                env=env, timeout=1800)
+    assert unit.returncode == 0, f"unit tests on Python {version}:\n{unit.stdout[-4000:]}"
+    assert " passed" in unit.stdout.splitlines()[-1]
+
+    lessons = _run([str(vpy), "-m", "helpers.lessons", "--out", str(tmp_path), "00", "01", "02", "03"],
+                   env=env, timeout=1200)
+    assert lessons.returncode == 0, f"lessons 00-03 on Python {version}:\n{lessons.stdout[-3000:]}" \
+                                    f"{lessons.stderr[-3000:]}"
+    assert sorted(p.name for p in tmp_path.glob("*.ipynb"))[:4] == [
+        "00_setup.ipynb", "01_stateless_model.ipynb", "02_in_memory_history.ipynb",
+        "03_file_history.ipynb"]
