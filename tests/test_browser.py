@@ -143,6 +143,7 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
     readouts = ("", "")
     try:
         lab_page.open(f"{lesson.name}.ipynb")
+        open_seconds = time.monotonic() - began
         run_seconds = lab_page.run_all(RUN_ALL_TIMEOUT)
         output_errors = lab_page.errors()
         not_run = lab_page.cells_not_run()
@@ -156,18 +157,21 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
             view_after = lab_page.view_html(cell)
         elif lesson.show:
             cell = lab_page.code_cell(lesson.show)
+        shots_began = time.monotonic()
         for theme in ("light", "dark"):
             if theme != "light":
                 lab_page.change_theme(theme)
             lab_page.screenshot(SCREENSHOTS / f"{lesson.name}-{theme}.png", cell)
         lab_page.change_theme("light")  # the theme is a saved setting: the next lesson opens light
+        shots_seconds = time.monotonic() - shots_began
         kernel_log = lab_page.kernel_log_errors()
     finally:
         page.close()
         lab.shutdown_kernels()  # Milvus Lite's folder stays locked while a kernel holds it
 
     changed = view_before != view_after
-    _summary(f"{lesson.name}: Run All {run_seconds:.0f} s, test {time.monotonic() - began:.0f} s"
+    _summary(f"{lesson.name}: open {open_seconds:.0f} s, Run All {run_seconds:.0f} s, screenshots "
+             f"{shots_seconds:.0f} s, test {time.monotonic() - began:.0f} s"
              + (f", {lesson.explorer.control!r} {readouts[0]} -> {readouts[1]}, view "
                 f"{'changed' if changed else 'UNCHANGED'}" if lesson.explorer else ", no explorer")
              + (f", kernel log: {kernel_log[-1]}" if kernel_log else "")
