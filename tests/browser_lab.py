@@ -44,15 +44,18 @@ LAB_SETTINGS = {
 ERROR_TEXTS = ("Traceback (most recent call last)", "Error displaying widget")
 
 
-def find_chromium() -> str | None:
-    """Path of the system's Chromium: ``$CHROMIUM``, else ``chromium`` / ``chromium-browser`` on
-    PATH, else None."""
+def find_chromium() -> tuple[str | None, str]:
+    """The system's Chromium: ``$CHROMIUM`` if set, else ``chromium`` / ``chromium-browser`` on
+    PATH. Returns (path, "") or (None, the reason in one line)."""
     if os.environ.get("CHROMIUM"):
-        return os.environ["CHROMIUM"]
+        path = os.environ["CHROMIUM"]
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path, ""
+        return None, f"CHROMIUM={path} is not an executable file"
     for name in ("chromium", "chromium-browser"):
         if path := shutil.which(name):
-            return path
-    return None
+            return path, ""
+    return None, "Chromium not found (apt-get install chromium, or set CHROMIUM=/path/to/chromium)"
 
 
 def free_port() -> int:

@@ -15,7 +15,6 @@ Run only this: ``.venv/bin/python -m pytest -m browser``; skip it: ``-m "not bro
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -90,12 +89,14 @@ def _cannot_run(reason: str):
 def chromium_path() -> str:
     from browser_lab import find_chromium
 
-    if importlib.util.find_spec("playwright") is None:
-        _cannot_run("the Playwright Python package is not installed (pip install playwright; "
-                    "no `playwright install` needed)")
-    path = find_chromium()
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        _cannot_run(f"the Playwright Python package is missing ({error}); install the project's "
+                    "test requirements (no `playwright install`: the test uses the system Chromium)")
+    path, reason = find_chromium()
     if path is None:
-        _cannot_run("Chromium not found (apt-get install chromium, or set CHROMIUM=/path)")
+        _cannot_run(reason)
     return path
 
 
