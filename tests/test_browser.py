@@ -113,14 +113,19 @@ def lab(chromium_path, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(chromium_path):
+def browser(chromium_path, tmp_path_factory):
     from browser_lab import CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
+    # Chromium writes crash-report and dconf folders under $HOME: give it a temporary one.
+    home = tmp_path_factory.mktemp("chromium-home")
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache")}
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS,
+                                              env=env)
         yield launched
         launched.close()
 
