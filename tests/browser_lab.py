@@ -265,6 +265,25 @@ class LabPage:
             errors.append(last[-1][:500] if last else "a traceback (see the Log Console)")
         return errors
 
+    def saved_error_outputs(self, name: str, timeout: float = 30) -> list[str]:
+        """Save the notebook (its toolbar's save button) and return the error outputs in the
+        saved file: ``ename: evalue`` of every output of type ``error``. This catches an error
+        whose rendering shows no "Traceback" line (a SyntaxError, say)."""
+        path = self.lab.root / name
+        before = path.stat().st_mtime_ns
+        self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                          "[data-command='docmanager:save']").first.click()
+        deadline = time.monotonic() + timeout
+        while path.stat().st_mtime_ns == before:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{name} was not saved within {timeout:.0f} s")
+            self.page.wait_for_timeout(250)
+        self.page.wait_for_timeout(250)  # let the write finish
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        return [f"{output.get('ename')}: {output.get('evalue')}"
+                for cell in notebook["cells"] for output in cell.get("outputs", [])
+                if output.get("output_type") == "error"]
+
     def code_cell(self, source_snippet: str):
         """The code cell whose source contains ``source_snippet`` (exactly one)."""
         cells = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").filter(

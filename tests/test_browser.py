@@ -151,7 +151,7 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
         lab_page.open(f"{lesson.name}.ipynb")
         open_seconds = time.monotonic() - began
         run_seconds = lab_page.run_all(RUN_ALL_TIMEOUT)
-        output_errors = lab_page.errors()
+        output_errors = lab_page.errors() + lab_page.saved_error_outputs(f"{lesson.name}.ipynb")
         not_run = lab_page.cells_not_run()
         cell = None
         if lesson.explorer:
