@@ -307,6 +307,16 @@ class LabPage:
         return "\n".join(cell.locator(".jp-OutputArea .widget-html-content").evaluate_all(
             "nodes => nodes.map(n => n.innerHTML)"))
 
+    def view_after_change(self, cell, before: str, timeout: float = 10) -> str:
+        """The explorer's view once it differs from ``before``, or as it is after ``timeout``
+        seconds (a busy machine may take a while to replay)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.view_html(cell)
+            if now != before or time.monotonic() > deadline:
+                return now
+            self.page.wait_for_timeout(250)
+
     def move_slider(self, cell, label: str, keys: list[str], timeout: float = 30) -> tuple[str, str]:
         """Press ``keys`` on a slider's handle (as a keyboard user would) and wait until the
         slider's readout changed and the kernel is idle. Returns (readout before, after)."""

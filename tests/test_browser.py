@@ -159,8 +159,7 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
             lab_page.slider(cell, lesson.explorer.control)  # rendered, or fail here
             view_before = lab_page.view_html(cell)
             readouts = lab_page.move_slider(cell, lesson.explorer.control, list(lesson.explorer.keys))
-            page.wait_for_timeout(500)  # a dead explorer would still be dead after this
-            view_after = lab_page.view_html(cell)
+            view_after = lab_page.view_after_change(cell, view_before)
         elif lesson.show:
             cell = lab_page.code_cell(lesson.show)
         shots_began = time.monotonic()
