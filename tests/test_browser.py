@@ -153,6 +153,11 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
         run_seconds = lab_page.run_all(RUN_ALL_TIMEOUT)
         output_errors = lab_page.errors() + lab_page.saved_error_outputs(f"{lesson.name}.ipynb")
         not_run = lab_page.cells_not_run()
+        if output_errors or not_run:
+            page.screenshot(path=str(SCREENSHOTS / f"{lesson.name}-error.png"))
+        assert not output_errors, f"{lesson.name}: error output after Run All:\n" + "\n---\n".join(
+            output_errors)
+        assert not_run == 0, f"{lesson.name}: {not_run} code cells did not run (Run All stopped)"
         cell = None
         if lesson.explorer:
             cell = lab_page.code_cell(lesson.explorer.cell)
@@ -182,9 +187,6 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
              + (f", kernel log: {kernel_log[-1]}" if kernel_log else "")
              + (f", browser errors: {browser_errors}" if browser_errors else ""))
 
-    assert not output_errors, f"{lesson.name}: error output after Run All:\n" + "\n---\n".join(
-        output_errors)
-    assert not_run == 0, f"{lesson.name}: {not_run} code cells did not run (Run All stopped)"
     if lesson.explorer:
         if not changed:
             raise ExplorerUnchanged(
