@@ -82,7 +82,12 @@ print(json.dumps({
                      "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
                     for r, log in zip(asked, later.turns_log)],
     "ranked": [[m.session_id, m.round] for m in ranked],
-    "wider": again.reply,
+    "narrow": [again.reply, [[m.session_id, m.round] for m in narrow.turns_log[0].retrieved]],
+    "article": [h["entity"]["content"] for h in hits],
+    "korean_recall": [{"reply": r.reply, "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
+                      for r, log in zip(korean, week_later.turns_log)],
+    "thresholds": rows,
+    "selfchecks": _selfchecks,
     "bob": [{"reply": r.reply, "users": [m.user_id for m in log.retrieved]}
             for r, log in zip(bob_records, bob.turns_log)],
     "korean": {"bytes": utf8_len(diary), "chunks": found.chunks,
@@ -239,11 +244,25 @@ def test_06_retrieval_milvus():
     assert {session for session, _ in job["retrieved"]} == {"month"}
     assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
     assert job["session"].startswith("Relevant history:")
-    assert "Lisbon" in city["reply"] and "Madrid" not in city["reply"]  # stale: the move not in top 3
-    assert 10 not in [r for _, r in city["retrieved"]]
-    assert shown["ranked"][4] == ["month", 10]  # "Rank 5": the move, below the top 3
-    assert shown["ranked"][1] == ["next-week", 2]  # the stale answer just given, rank 2
-    assert shown["wider"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
+    # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
+    assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
+    assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
+    assert shown["ranked"][:2] == [["month", 13], ["next-week", 2]]  # two questions, the answer just given
+    assert shown["ranked"][3] == ["month", 10]
+    reply, retrieved = shown["narrow"]  # the article's top 2: only questions, no statement
+    assert retrieved == [["month", 13], ["next-week", 2]] and "know" in reply
+
+    # the raw MilvusClient cell, last question (the job): its fact first
+    assert shown["article"] == ["저는 소프트웨어 엔지니어로 일해요.", "제 이름은 민수예요."]
+    name, job = shown["korean_recall"]  # a week later, from Milvus, among other memories
+    assert "민수" in name["reply"] and {s for s, _ in name["retrieved"]} == {"day-1"}
+    assert 1 in [r for _, r in name["retrieved"]]
+    assert "소프트웨어 엔지니어" in job["reply"] and job["retrieved"][0] == ["day-1", 2]
+    by_model = {(r["model"].split()[0], r["language"]): r for r in shown["thresholds"]}
+    assert by_model[("e5", "ko")]["wrong pairs kept by 0.3"] == "100%"
+    assert by_model[("e5", "en")]["wrong pairs (median)"] > 0.7
+    assert by_model[("MiniLM", "en")]["wrong pairs (median)"] < 0.2
+    assert_self_checked(shown, ["06.ko_first", "06.dropped_at_0.3"])
 
     first, second = shown["bob"]  # isolation: nothing of Alice's
     assert first["users"] == [] and "know" in first["reply"]
