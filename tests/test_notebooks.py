@@ -107,7 +107,9 @@ print(json.dumps({"answer": answer.content, "marks": prompt_marks(prompt),
                   "archived": len(archived),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
                   "window_ok": all(t.window_tokens <= 300 for t in memory.log),
-                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log)}))
+                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log),
+                  "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "selfchecks": _selfchecks}))
 """,
     "08_measuring_memory": """
 import json, sys
@@ -290,6 +292,9 @@ def test_07_layered_memory():
     assert shown["archived"] >= 5  # a summary every 20 turns of 120
     assert shown["evidence"] and all(shown["evidence"])
     assert shown["window_ok"] and shown["retrieved_ok"]
+    assert max(shown["layers"], key=shown["layers"].get) == "window"
+    assert all(0.7 < s < 0.95 for s in shown["embed_scores"])  # e5's narrow band (Going further)
+    assert_self_checked(shown, ["07.largest_layer"])
 
 
 @pytest.mark.notebook
