@@ -117,7 +117,9 @@ print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "layered": layered.name, "recall_share": float(recall_share),
                   "last_turn_share": float(last_turn_share), "total_share": float(total_share),
                   "all_share": float(all_share),
-                  "fit_rows": len(context_fit(yours))}))
+                  "fit_rows": len(context_fit(yours)),
+                  "korean": korean_results["evidence recall"].to_dict(), "korean_live": RUN_KOREAN,
+                  "missed": len(missed), "selfchecks": _selfchecks}))
 """,
 }
 
@@ -306,6 +308,11 @@ def test_08_measuring_memory_meets_the_goal():
     assert full["evidence recall"] == 1.0
     assert rows["count window (20 messages)"]["evidence recall"] < 0.5
     layered = rows[shown["layered"]]
+    assert_self_checked(shown, ["08.best_per_token"])
+    korean = shown["korean"]  # the Korean twin, from the saved run (RUN_KOREAN = False)
+    assert shown["korean_live"] is False and len(korean) == 6 and korean["full history"] == 1.0
+    assert korean["retrieval (Milvus top-3)"] >= 0.9
+    assert shown["missed"] == round((1 - layered["evidence recall"]) * 40)  # the goal cell's list
     # the course's goal: >= 95% of full history's recall with <= 10% of its prompt tokens
     assert shown["recall_share"] >= 0.95
     assert shown["last_turn_share"] <= 0.10
