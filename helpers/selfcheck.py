@@ -39,6 +39,10 @@ ANSWERS: dict[str, Any] = {
     "04.trim_system": "no",  # does the system prompt survive the article's trim to 100 tokens?
     "05.left_after_crash": 0,  # messages left when the process dies between clear() and re-add
     "05.last_two": ["ai", "ai"],  # types of the last two stored messages after the article's step
+    "06.ko_first": 7,  # round ranked first for "제 이름이 뭐였죠?": the sister's name, above the name
+    "06.dropped_at_0.3": 0,  # day-1 memories that min_score=0.3 drops with e5 (all score > 0.8)
+    "07.largest_layer": "window",  # most tokens at turn 120: window 271, summary 80, retrieved 91
+    "08.best_per_token": "retrieval",  # most evidence recall per prompt token (0.925 at ~3% of tokens)
 }
 
 

@@ -82,7 +82,12 @@ print(json.dumps({
                      "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
                     for r, log in zip(asked, later.turns_log)],
     "ranked": [[m.session_id, m.round] for m in ranked],
-    "wider": again.reply,
+    "narrow": [again.reply, [[m.session_id, m.round] for m in narrow.turns_log[0].retrieved]],
+    "article": [h["entity"]["content"] for h in hits],
+    "korean_recall": [{"reply": r.reply, "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
+                      for r, log in zip(korean, week_later.turns_log)],
+    "thresholds": rows,
+    "selfchecks": _selfchecks,
     "bob": [{"reply": r.reply, "users": [m.user_id for m in log.retrieved]}
             for r, log in zip(bob_records, bob.turns_log)],
     "korean": {"bytes": utf8_len(diary), "chunks": found.chunks,
@@ -102,7 +107,9 @@ print(json.dumps({"answer": answer.content, "marks": prompt_marks(prompt),
                   "archived": len(archived),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
                   "window_ok": all(t.window_tokens <= 300 for t in memory.log),
-                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log)}))
+                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log),
+                  "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "selfchecks": _selfchecks}))
 """,
     "08_measuring_memory": """
 import json, sys
@@ -110,7 +117,9 @@ print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "layered": layered.name, "recall_share": float(recall_share),
                   "last_turn_share": float(last_turn_share), "total_share": float(total_share),
                   "all_share": float(all_share),
-                  "fit_rows": len(context_fit(yours))}))
+                  "fit_rows": len(context_fit(yours)),
+                  "korean": korean_results["evidence recall"].to_dict(), "korean_live": RUN_KOREAN,
+                  "missed": len(missed), "selfchecks": _selfchecks}))
 """,
 }
 
@@ -239,11 +248,25 @@ def test_06_retrieval_milvus():
     assert {session for session, _ in job["retrieved"]} == {"month"}
     assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
     assert job["session"].startswith("Relevant history:")
-    assert "Lisbon" in city["reply"] and "Madrid" not in city["reply"]  # stale: the move not in top 3
-    assert 10 not in [r for _, r in city["retrieved"]]
-    assert shown["ranked"][4] == ["month", 10]  # "Rank 5": the move, below the top 3
-    assert shown["ranked"][1] == ["next-week", 2]  # the stale answer just given, rank 2
-    assert shown["wider"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
+    # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
+    assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
+    assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
+    assert shown["ranked"][:2] == [["month", 13], ["next-week", 2]]  # two questions, the answer just given
+    assert shown["ranked"][3] == ["month", 10]
+    reply, retrieved = shown["narrow"]  # the article's top 2: only questions, no statement
+    assert retrieved == [["month", 13], ["next-week", 2]] and "know" in reply
+
+    # the raw MilvusClient cell, last question (the job): its fact first
+    assert shown["article"] == ["저는 소프트웨어 엔지니어로 일해요.", "제 이름은 민수예요."]
+    name, job = shown["korean_recall"]  # a week later, from Milvus, among other memories
+    assert "민수" in name["reply"] and {s for s, _ in name["retrieved"]} == {"day-1"}
+    assert 1 in [r for _, r in name["retrieved"]]
+    assert "소프트웨어 엔지니어" in job["reply"] and job["retrieved"][0] == ["day-1", 2]
+    by_model = {(r["model"].split()[0], r["language"]): r for r in shown["thresholds"]}
+    assert by_model[("e5", "ko")]["wrong pairs kept by 0.3"] == "100%"
+    assert by_model[("e5", "en")]["wrong pairs (median)"] > 0.7
+    assert by_model[("MiniLM", "en")]["wrong pairs (median)"] < 0.2
+    assert_self_checked(shown, ["06.ko_first", "06.dropped_at_0.3"])
 
     first, second = shown["bob"]  # isolation: nothing of Alice's
     assert first["users"] == [] and "know" in first["reply"]
@@ -271,6 +294,9 @@ def test_07_layered_memory():
     assert shown["archived"] >= 5  # a summary every 20 turns of 120
     assert shown["evidence"] and all(shown["evidence"])
     assert shown["window_ok"] and shown["retrieved_ok"]
+    assert max(shown["layers"], key=shown["layers"].get) == "window"
+    assert all(0.7 < s < 0.95 for s in shown["embed_scores"])  # e5's narrow band (Going further)
+    assert_self_checked(shown, ["07.largest_layer"])
 
 
 @pytest.mark.notebook
@@ -282,6 +308,11 @@ def test_08_measuring_memory_meets_the_goal():
     assert full["evidence recall"] == 1.0
     assert rows["count window (20 messages)"]["evidence recall"] < 0.5
     layered = rows[shown["layered"]]
+    assert_self_checked(shown, ["08.best_per_token"])
+    korean = shown["korean"]  # the Korean twin, from the saved run (RUN_KOREAN = False)
+    assert shown["korean_live"] is False and len(korean) == 6 and korean["full history"] == 1.0
+    assert korean["retrieval (Milvus top-3)"] >= 0.9
+    assert shown["missed"] == round((1 - layered["evidence recall"]) * 40)  # the goal cell's list
     # the course's goal: >= 95% of full history's recall with <= 10% of its prompt tokens
     assert shown["recall_share"] >= 0.95
     assert shown["last_turn_share"] <= 0.10
