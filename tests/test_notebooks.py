@@ -75,18 +75,19 @@ print(json.dumps({
     "library": [[m.content for m in ours], [d.page_content for d, _ in library_hits],
                 [m.score for m in ours], [s for _, s in library_hits]],
     "checks": dict(zip(checks["check"], checks["ok"].tolist())),
-    "costs": memory.cost_summary(),
+    "costs": {"turns": totals(records)["turns"],
+              "extra embedding calls": totals(records)["extra embeddings"]},
     "left": MemoryStore.drop_collection("lesson06", uri=store.uri),
 }))
 """,
     "07_layered_memory": """
 import json, sys
-print(json.dumps({"answer": answer.content, "marks": prompt_marks(prompt),
-                  "coffee": model.invoke(last).content, "last_marks": prompt_marks(last),
+print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
+                  "coffee": demo_run[-1].reply, "last_marks": last.marks(),
                   "archived": len(archived),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
-                  "window_ok": all(t.window_tokens <= 300 for t in memory.log),
-                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log)}))
+                  "window_ok": all(t.window_section_tokens <= 300 for t in memory.log),
+                  "retrieved_ok": all(t.retrieved_section_tokens <= 200 + 10 for t in memory.log)}))
 """,
     "08_measuring_memory": """
 import json, sys
