@@ -4,10 +4,11 @@
 #   make test     set up and run every test (what CI runs)
 #   make lessons  set up and execute every lesson headless into build/notebooks/
 #   make evaluate set up and measure every memory strategy on the long conversation (build/evaluation/)
+#   make lint     ruff over helpers/, tests/, benchmarks/, scripts/ and the notebooks
 VENV := .venv
 STAMP := $(VENV)/.course-installed
 
-.PHONY: lab test lessons evaluate setup lock
+.PHONY: lab test lessons evaluate setup lock lint
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements.in pyproject.toml scripts/setup.sh
@@ -27,8 +28,11 @@ test: $(STAMP)
 evaluate: $(STAMP)
 	$(VENV)/bin/python -m helpers.evaluation --out build/evaluation
 
+lint: $(STAMP)
+	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks
+
 lessons: $(STAMP)
-	$(VENV)/bin/python -m helpers.lessons --out build/notebooks
+	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
 
 # Re-make the exact lock from requirements.in in a throwaway venv.
 lock:

@@ -204,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from helpers.config import project_root, runtime_dir
+    from helpers.course.setup import show_setup
     from helpers.milvus_store import MemoryStore, quiet_milvus_logs
-    from helpers.models import get_chat_model, show_setup
+    from helpers.models import get_chat_model
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=project_root() / "build" / "evaluation")
@@ -215,13 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = show_setup()
     quiet_milvus_logs()
     conversation = load_long_conversation(args.conversation)
-    model = get_chat_model()
+    model = get_chat_model(settings)
     # a Lite file of its own, so a notebook holding the course's Lite folder does not block it
     uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
            else settings.milvus_uri)
     print(f"The evaluation stores its memories in the collection 'evaluation' at {uri}")
     with MemoryStore(uri=uri, token=settings.milvus_token, collection="evaluation",
-                     drop_existing=True) as store:
+                     drop_existing=True, settings=settings) as store:
         runs = {}
         for strategy in default_strategies(store, conversation["user_id"]):
             runs[strategy.name] = evaluate_strategy(strategy, conversation, model, args.turns)

@@ -17,7 +17,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from helpers.memory import Prompt, label
-from helpers.milvus_store import DEFAULT_NLIST, DEFAULT_NPROBE, Memory, eq_filter, validate_id
+from helpers.milvus_common import DEFAULT_NLIST, DEFAULT_NPROBE, Memory, eq_filter, validate_id
 from helpers.tokens import count_tokens
 
 

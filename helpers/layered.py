@@ -36,7 +36,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.milvus_store import Memory, MemoryStore, validate_id
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_store import MemoryStore
 from helpers.retrieval import WrittenTurns, chronological
 from helpers.summarization import (
     TokenTrigger,
@@ -134,7 +135,7 @@ class LayeredMemory:
         summarize_over: int | None = None,
         top_k: int = 3,
         retrieval_tokens: int = 200,
-        min_score: float | None = None,
+        min_score: float | None = DEFAULT_MIN_SCORE,
         summary_every: int = 20,
         embed: str = "user",
     ) -> None:

@@ -20,7 +20,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
-from helpers.milvus_store import Memory, MemoryStore, validate_id
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_store import MemoryStore
 
 HISTORY_HEADER = "Relevant history:"
 
@@ -117,7 +118,8 @@ class RetrievalMemory:
         user_id: whose memory (``validate_id``); searches never see other users.
         session_id: the conversation the new turns are written under (``validate_id``).
         top_k: turns retrieved per question (the article uses 3).
-        min_score: drop retrieved turns below this cosine similarity (``None``: keep top-k).
+        min_score: drop retrieved turns below this cosine similarity (``None``: keep top-k;
+            default ``helpers.milvus_common.DEFAULT_MIN_SCORE``).
         all_sessions: search all the user's sessions (default) or only ``session_id``.
         first_round: the round number (a turn's number within its session) of the first turn
             written.
@@ -133,7 +135,8 @@ class RetrievalMemory:
     cost_note = ("every turn (embed + search + insert)", "top-k turns by meaning, any session")
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", top_k: int = 3,
-                 min_score: float | None = None, all_sessions: bool = True, first_round: int = 1) -> None:
+                 min_score: float | None = DEFAULT_MIN_SCORE, all_sessions: bool = True,
+                 first_round: int = 1) -> None:
         self.store = store
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from helpers import count_tokens
 from helpers.config import project_root
+from helpers.course.offline_model import OfflineChatModel
 from helpers.evaluation import (
     context_fit,
     evaluate_strategy,
@@ -22,7 +23,6 @@ from helpers.evaluation import (
     summarize_runs,
 )
 from helpers.memory import QUESTION, RETRIEVED, RETRIEVED_ID, SYSTEM, Prompt, PromptPart, label, part
-from helpers.offline_model import OfflineChatModel
 from helpers.replay import article_cost_table
 from helpers.strategies import CountWindow, FullHistory
 from helpers.summarization import summary_message

@@ -6,8 +6,8 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from test_evaluation import SMALL
 
+from helpers.course.offline_model import OfflineChatModel
 from helpers.evaluation import evaluate_strategy
-from helpers.offline_model import OfflineChatModel
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def store(tmp_path_factory):
 
 def test_rank_memories_drops_repeats_and_puts_statements_first():
     from helpers.layered import rank_memories
-    from helpers.milvus_store import Memory
+    from helpers.milvus_common import Memory
 
     def memory(text, score):
         return Memory(content=f"User: {text}\nAI: ok", round=1, timestamp="", session_id="s",

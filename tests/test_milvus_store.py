@@ -20,13 +20,12 @@ import pytest
 from hash_embeddings import HashEmbeddings
 from langchain_core.embeddings import Embeddings
 
-from helpers.milvus_store import (
+from helpers.milvus_common import (
     CONTENT_MAX_BYTES,
     DEFAULT_LITE_FLUSH_EVERY,
     DimensionMismatchError,
     InvalidIdError,
     LiteLockedError,
-    MemoryStore,
     MilvusUnavailableError,
     eq_filter,
     filter_literal,
@@ -35,6 +34,7 @@ from helpers.milvus_store import (
     split_utf8,
     utf8_len,
 )
+from helpers.milvus_store import MemoryStore
 from helpers.retrieval import RetrievalMemory
 
 DIM = 16

@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from helpers.lessons import execute_lesson, lesson_paths
+from helpers.course.lessons import execute_lesson, lesson_paths
 
 CELL_TIMEOUT = 180  # seconds
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.widgets import cost_table
 from helpers.data import load_conversation
 from helpers.langchain_way import LibrarySummary
 from helpers.memory import QUESTION, SUMMARY, SYSTEM, VERBATIM, MemoryStrategy
-from helpers.offline_model import OfflineChatModel
 from helpers.replay import cost_summary, replay, totals
 from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
 from helpers.summarization import CountTrigger, TokenTrigger, is_summary, summary_covers
 from helpers.tokens import count_tokens
-from helpers.widgets import cost_table
 
 UNKNOWN = "I don't know: nothing in the messages I was sent says that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'

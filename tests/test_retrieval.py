@@ -1,7 +1,7 @@
 """Tests for helpers.retrieval (RetrievalMemory, format_retrieved) and the parts lesson 06 adds
-around it: the ``retrieved`` marks of ``helpers.replay.replay``, ``helpers.widgets.RetrievalExplorer``
+around it: the ``retrieved`` marks of ``helpers.replay.replay``, ``helpers.course.widgets.RetrievalExplorer``
 / ``memories_table`` and
-``helpers.milvus_checks.self_check``. Milvus Lite in a temporary folder, plus one test on the real
+``helpers.course.milvus_checks.self_check``. Milvus Lite in a temporary folder, plus one test on the real
 server (``milvus_server`` fixture): only a server keeps a duplicate primary key as a second row.
 The embeddings are deterministic hash vectors (the same text always gets the same vector, score
 1.0 for an exact match), so no model is loaded."""
@@ -17,14 +17,15 @@ import pytest
 from hash_embeddings import HashEmbeddings
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from helpers.course.milvus_checks import self_check
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.widgets import RetrievalExplorer, memories_table
 from helpers.memory import MemoryStrategy
-from helpers.milvus_checks import self_check
-from helpers.milvus_store import InvalidIdError, MemoryStore, format_turn, iso_timestamp
-from helpers.offline_model import OfflineChatModel
+from helpers.milvus_common import InvalidIdError, format_turn, iso_timestamp
+from helpers.milvus_store import MemoryStore
 from helpers.replay import replay
 from helpers.retrieval import RetrievalMemory, format_retrieved
 from helpers.strategies import CountWindow
-from helpers.widgets import RetrievalExplorer, memories_table
 
 DIM = 16
 

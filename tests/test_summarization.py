@@ -11,9 +11,9 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from helpers.course.offline_model import OfflineChatModel
 from helpers.data import load_conversation
 from helpers.history import FileHistory
-from helpers.offline_model import OfflineChatModel
 from helpers.replay import replay
 from helpers.strategies import RunningSummary, history_of
 from helpers.summarization import (

@@ -1,4 +1,4 @@
-"""Tests for helpers.widgets: the lesson 04/05 explorers and the strategy comparison table."""
+"""Tests for helpers.course.widgets: the lesson 04/05 explorers and the strategy comparison table."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import re
 import pytest
 from langchain_core.messages import SystemMessage
 
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.widgets import SummaryExplorer, TruncationExplorer, compare_strategies
 from helpers.data import load_conversation
-from helpers.offline_model import OfflineChatModel
 from helpers.replay import cost_summary, replay
 from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
 from helpers.summarization import CountTrigger, TokenTrigger, is_summary
 from helpers.tokens import count_message_tokens
-from helpers.widgets import SummaryExplorer, TruncationExplorer, compare_strategies
 
 UNKNOWN = "I don't know: nothing in the messages I was sent says that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'

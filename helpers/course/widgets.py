@@ -23,9 +23,10 @@ import ipywidgets as widgets
 import pandas as pd
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from helpers.course.display import messages_html
 from helpers.data import Conversation, load_conversation
-from helpers.display import messages_html
-from helpers.milvus_store import Memory, MemoryStore, validate_id
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_store import MemoryStore
 from helpers.replay import TurnRecord, article_cost_table, cost_summary, replay
 from helpers.retrieval import format_retrieved
 from helpers.strategies import CountWindow, LastN, RunningSummary, TokenWindow
@@ -206,7 +207,7 @@ class RetrievalExplorer:
         self.session_id = validate_id(session_id, "session id") if session_id is not None else None
         self.top_k = widgets.IntSlider(value=3, min=1, max=10, description="top k",
                                        continuous_update=False)
-        self.min_score = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05,
+        self.min_score = widgets.FloatSlider(value=DEFAULT_MIN_SCORE or 0.0, min=0.0, max=1.0, step=0.05,
                                              description="min score", continuous_update=False)
         self.question = widgets.Text(value=question, description="question",
                                      continuous_update=False,
