@@ -4,13 +4,14 @@
 #   make test     set up and run every test (what CI runs)
 #   make lessons  set up and execute every lesson headless into build/notebooks/
 #   make evaluate set up and measure every memory strategy on the long conversation (build/evaluation/)
+#   make lint     ruff over helpers/, tests/, benchmarks/, scripts/ and the notebooks
 SHELL := /bin/bash
 VENV := .venv
 # what the lessons need (requirements.txt) / plus the test tools (requirements-dev.txt)
 STAMP := $(VENV)/.course-installed
 DEV_STAMP := $(VENV)/.course-dev-installed
 
-.PHONY: lab test lessons evaluate setup lock
+.PHONY: lab test lessons evaluate setup lock lint
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements.in pyproject.toml scripts/setup.sh
@@ -34,8 +35,11 @@ test: $(DEV_STAMP)
 evaluate: $(STAMP)
 	$(VENV)/bin/python -m helpers.evaluation --out build/evaluation
 
+lint: $(STAMP)
+	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks
+
 lessons: $(STAMP)
-	$(VENV)/bin/python -m helpers.lessons --out build/notebooks
+	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
 
 # Re-make the exact locks from requirements.in and requirements-dev.in in a throwaway venv
 # (Python 3.11, the oldest supported; the same lock installs on 3.12 and 3.13).

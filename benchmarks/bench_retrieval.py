@@ -48,7 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.milvus_store import DEFAULT_NPROBE, MemoryStore, iso_timestamp
+from helpers.milvus_common import DEFAULT_NPROBE, iso_timestamp
+from helpers.milvus_store import MemoryStore
 
 DIM = 384
 TOP_K = 3

@@ -78,10 +78,8 @@ class Settings:
 
     @property
     def milvus_kind(self) -> str:
-        """``"lite"`` (a local file), ``"cloud"`` (Zilliz Cloud) or ``"server"``."""
-        if not self.milvus_uri.startswith(("http://", "https://", "tcp://", "grpc://")):
-            return "lite"
-        return "cloud" if "zilliz" in self.milvus_uri else "server"
+        """``"lite"``, ``"cloud"`` or ``"server"``: ``milvus_kind(self.milvus_uri)``."""
+        return milvus_kind(self.milvus_uri)
 
     def describe(self) -> str:
         """One line naming the active chat model, embeddings and database."""
@@ -98,6 +96,30 @@ class Settings:
         else:
             db = f"Milvus {self.milvus_kind} at {self.milvus_uri}"
         return f"Chat: {chat} | Embeddings: {emb} | Database: {db}"
+
+
+def milvus_kind(uri: str) -> str:
+    """What a Milvus URI points at (the one rule the course uses everywhere).
+
+    Args:
+        uri: a ``MILVUS_URI`` value.
+
+    Returns:
+        ``"server"`` or ``"cloud"`` (Zilliz Cloud: the host name contains ``zilliz``) for a
+        network URI (``http://``, ``https://``, ``tcp://``, ``grpc://``, ``unix:``), else
+        ``"lite"`` (a local Milvus Lite path such as ``.runtime/milvus/course.db``).
+    """
+    if not uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:")):
+        return "lite"
+    return "cloud" if "zilliz" in uri else "server"
+
+
+def milvus_connection(settings: Settings | None = None) -> tuple[str, str | None]:
+    """``(uri, token)`` of the Milvus the course uses: from ``settings`` (the ones ``show_setup()``
+    returned), else from the environment (``load_settings()``). ``MILVUS_URI`` itself is resolved
+    only in ``load_settings``."""
+    settings = settings or load_settings()
+    return settings.milvus_uri, settings.milvus_token
 
 
 def _short_path(path: str) -> str:

@@ -5,7 +5,7 @@ The three strategies of lessons 04-06 are layers, not rivals, as the article con
 * **window** for this turn: the newest messages of the current session, verbatim, cut to
   ``window_tokens`` by ``helpers.truncation.token_window``;
 * **summary** for compression: what falls out of the window is folded into a running summary of
-  the session (``helpers.summarization``), capped at ``summary_tokens``;
+  the session (``helpers.summarization``), capped at ``max_summary_tokens``;
 * **vector store** across sessions: every turn is written to Milvus (``helpers.milvus_store``),
   and every ``summary_every`` turns (the article's plan: 20) a summary of those turns is written
   too, so later sessions can recall it. Before each answer the ``top_k`` most relevant memories
@@ -14,7 +14,7 @@ The three strategies of lessons 04-06 are layers, not rivals, as the article con
 The prompt, with each section marked and budgeted::
 
     [system prompt,
-     SystemMessage("Summary of the earlier conversation: ...")     <- summary_tokens
+     SystemMessage("Summary of the earlier conversation: ...")     <- max_summary_tokens
      SystemMessage("Relevant memories from earlier turns: ...")     <- retrieval_tokens
      *recent messages, new question]                                 <- window_tokens
 
@@ -35,9 +35,11 @@ from dataclasses import dataclass, field
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from helpers.milvus_store import Memory, MemoryStore, chronological, validate_id
+from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_store import MemoryStore
+from helpers.retrieval import WrittenTurns, chronological
 from helpers.summarization import (
-    SummaryStep,
     TokenTrigger,
     conversation_language,
     split_stored,
@@ -47,7 +49,6 @@ from helpers.summarization import (
 from helpers.tokens import count_message_tokens, count_text_tokens
 from helpers.truncation import TokenBudgetError, token_window
 
-RETRIEVED_ID = "retrieved-memories"
 _RETRIEVED_HEADER = "Relevant memories from earlier turns (retrieved by meaning, may be outdated):"
 
 
@@ -81,12 +82,13 @@ def rank_memories(memories: Sequence[Memory]) -> list[Memory]:
 
 @dataclass
 class LayeredTurn:
-    """What the layers did in one turn (tokens as ``helpers.tokens`` counts them)."""
+    """What the layers did in one turn: the size of each prompt section (tokens as
+    ``helpers.tokens`` counts them), what was retrieved, and the calls made."""
 
     round: int
-    window_tokens: int = 0
-    summary_tokens: int = 0
-    retrieved_tokens: int = 0
+    window_section_tokens: int = 0
+    summary_section_tokens: int = 0
+    retrieved_section_tokens: int = 0
     retrieved: list[Memory] = field(default_factory=list)
     summary_calls: int = 0
     archive_calls: int = 0
@@ -94,8 +96,7 @@ class LayeredTurn:
 
 
 class LayeredMemory:
-    """Window + running summary + Milvus recall, as a strategy for ``helpers.strategies.replay``
-    and ``helpers.evaluation.evaluate_strategy``.
+    """Window + running summary + Milvus recall, as a ``helpers.memory.MemoryStrategy``.
 
     Args:
         store: a ``helpers.milvus_store.MemoryStore``.
@@ -103,7 +104,7 @@ class LayeredMemory:
         session_id: the first session's id (``start_session`` changes it).
         window_tokens: budget of the recent messages plus the new question (tokens, >= the size of
             the question; see ``token_window``).
-        summary_tokens: cap of the running summary (tokens).
+        max_summary_tokens: cap of the running summary (tokens).
         summarize_over: the stored recent messages are summarized when they pass this many tokens
             (keeping ``window_tokens``); default ``2 * window_tokens``.
         top_k: memories retrieved per question.
@@ -120,6 +121,9 @@ class LayeredMemory:
         embedding_calls: embedding calls made so far (queries + stored texts).
     """
 
+    cost_note = ("every turn; summary calls now and then",
+                 "window + running summary + top-k from Milvus")
+
     def __init__(
         self,
         store: MemoryStore,
@@ -127,21 +131,22 @@ class LayeredMemory:
         session_id: str = "default",
         *,
         window_tokens: int = 300,
-        summary_tokens: int = 450,
+        max_summary_tokens: int = 450,
         summarize_over: int | None = None,
         top_k: int = 3,
         retrieval_tokens: int = 200,
-        min_score: float | None = None,
+        min_score: float | None = DEFAULT_MIN_SCORE,
         summary_every: int = 20,
         embed: str = "user",
     ) -> None:
-        if window_tokens < 1 or summary_tokens < 1 or retrieval_tokens < 1 or top_k < 1:
-            raise ValueError("window_tokens, summary_tokens, retrieval_tokens and top_k must be >= 1, "
-                             f"got {window_tokens}, {summary_tokens}, {retrieval_tokens}, {top_k}")
+        if window_tokens < 1 or max_summary_tokens < 1 or retrieval_tokens < 1 or top_k < 1:
+            raise ValueError("window_tokens, max_summary_tokens, retrieval_tokens and top_k must be "
+                             f">= 1, got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}, "
+                             f"{top_k}")
         self.store = store
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")
-        self.window_tokens, self.summary_tokens = window_tokens, summary_tokens
+        self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or 2 * window_tokens, window_tokens)
         self.top_k, self.retrieval_tokens, self.min_score = top_k, retrieval_tokens, min_score
         self.summary_every = summary_every
@@ -150,11 +155,12 @@ class LayeredMemory:
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Memory] = []  # what the latest prompt() retrieved
         self._since_archive: list[BaseMessage] = []
+        self._written = WrittenTurns()
         self._turn: LayeredTurn | None = None
 
     @property
     def name(self) -> str:
-        return (f"layered (window {self.window_tokens} + summary {self.summary_tokens} + "
+        return (f"layered (window {self.window_tokens} + summary {self.max_summary_tokens} + "
                 f"top-{self.top_k} recall)")
 
     @property
@@ -175,7 +181,7 @@ class LayeredMemory:
     # -- the prompt ---------------------------------------------------------------------------
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
-               new_message: HumanMessage) -> list[BaseMessage]:
+               new_message: HumanMessage) -> Prompt:
         """``[system, summary?, retrieved?, *window]`` for this turn (see the module docstring).
 
         Raises:
@@ -191,16 +197,16 @@ class LayeredMemory:
                 f"{exc.required_tokens}, or send a shorter message. Nothing was stored."
             ) from exc
         turn = self._turn = LayeredTurn(round=self.round)
-        turn.window_tokens = sum(count_message_tokens(m) for m in window)
+        turn.window_section_tokens = sum(count_message_tokens(m) for m in window)
         sections: list[BaseMessage] = [system]
         if summary is not None:
             sections.append(summary)
-            turn.summary_tokens = count_message_tokens(summary)
+            turn.summary_section_tokens = count_message_tokens(summary)
         retrieved = self._retrieve(new_message.text, window)
         if retrieved is not None:
             sections.append(retrieved)
-            turn.retrieved_tokens = count_message_tokens(retrieved)
-        return [*sections, *window]
+            turn.retrieved_section_tokens = count_message_tokens(retrieved)
+        return label([*sections, *window], system, new_message)
 
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
         calls = self.store.embedding_calls
@@ -227,18 +233,20 @@ class LayeredMemory:
         order = {id(m): i for i, m in enumerate(chronological([m for m, _ in lines]))}
         lines.sort(key=lambda pair: order[id(pair[0])])
         return SystemMessage("\n".join([_RETRIEVED_HEADER, *(line for _, line in lines)]),
-                             id=RETRIEVED_ID)
+                             id=RETRIEVED_ID,
+                             additional_kwargs={COVERS_KEY: list(self._written.sources(
+                                 [m for m, _ in lines]))})
 
     # -- after the answer ----------------------------------------------------------------------
 
     def after_turn(self, model: BaseChatModel,
-                   stored: Sequence[BaseMessage]) -> tuple[list[BaseMessage], SummaryStep | None]:
+                   stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the turn to Milvus, fold old messages into the summary if the window overflows,
         and every ``summary_every`` turns archive a summary of those turns in Milvus.
 
         Returns:
-            ``(new stored messages, the SummaryStep or None)``. The archive call, when made, is
-            counted in ``log[-1].archive_calls`` (the evaluation counts every model call).
+            The new stored messages (``[summary?, *recent]``). The summary and archive calls,
+            when made, are counted in ``log[-1]`` (the replay loop counts every model call).
 
         Raises:
             helpers.summarization.SummarizationError: a summary call failed; nothing was replaced.
@@ -248,8 +256,9 @@ class LayeredMemory:
         calls = self.store.embedding_calls
         self.store.add_turn(self.user_id, self.session_id, self.round, user.text, reply.text,
                             embed=self.embed)
+        self._written.add(self.session_id, self.round, user, reply)
         self._since_archive += [user, reply]
-        step = summarize_step(model, stored, self.trigger, self.summary_tokens)
+        step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1
             stored = step.messages
@@ -260,29 +269,15 @@ class LayeredMemory:
         self.log.append(turn)
         self._turn = None
         self.round += 1
-        return list(stored), step
+        return list(stored)
 
     def _archive(self, model: BaseChatModel) -> None:
         messages = self._since_archive
         first = self.round - len(messages) // 2 + 1
         language = conversation_language(messages)
-        reply = model.invoke(summary_prompt("", messages, language, self.summary_tokens))
+        reply = model.invoke(summary_prompt("", messages, language, self.max_summary_tokens))
         text = " ".join((reply.text or "").split())
         if text:
             self.store.add_text(self.user_id, self.session_id, self.round,
                                 f"Summary of rounds {first}-{self.round}: {text}")
         self._since_archive = []
-
-
-def prompt_marks(prompt: Sequence[BaseMessage]) -> list[str]:
-    """One mark per message of a layered prompt, for ``render_messages(prompt, marks)``:
-    ``"summary"``, ``"retrieved"`` or ``"kept"`` (the system prompt and the window)."""
-    marks = []
-    for message in prompt:
-        if message.type == "system" and message.id == RETRIEVED_ID:
-            marks.append("retrieved")
-        elif message.type == "system" and (message.id or "").startswith("running-summary"):
-            marks.append("summary")
-        else:
-            marks.append("kept")
-    return marks

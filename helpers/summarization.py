@@ -49,9 +49,9 @@ from langchain_core.messages import (
     get_buffer_string,
 )
 
+from helpers.memory import COVERS_KEY, SUMMARY_ID
 from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens
 
-SUMMARY_ID = "running-summary"
 DEFAULT_MAX_SUMMARY_TOKENS = 300
 
 _TEXT = {
@@ -102,9 +102,22 @@ def is_summary(message: BaseMessage) -> bool:
     return message.type == "system" and message.id == SUMMARY_ID
 
 
-def summary_message(text: str, language: str = "en") -> SystemMessage:
-    """The stored summary: a ``SystemMessage`` with id ``"running-summary"`` and a header line."""
-    return SystemMessage(f"{_TEXT[language]['header']}\n{text.strip()}", id=SUMMARY_ID)
+def summary_message(text: str, language: str = "en", covers: Sequence[str] = ()) -> SystemMessage:
+    """The stored summary: a ``SystemMessage`` with id ``"running-summary"`` and a header line.
+
+    Args:
+        text: the summary (without header).
+        language: ``"en"`` or ``"ko"`` (the header's language).
+        covers: ids of the conversation messages folded into it so far, kept in
+            ``additional_kwargs["covers"]`` (not sent to a provider) so a replay can mark them.
+    """
+    return SystemMessage(f"{_TEXT[language]['header']}\n{text.strip()}", id=SUMMARY_ID,
+                         additional_kwargs={COVERS_KEY: list(covers)} if covers else {})
+
+
+def summary_covers(message: BaseMessage | None) -> list[str]:
+    """Ids of the messages a summary message has folded in (``[]`` for ``None``)."""
+    return list(message.additional_kwargs.get(COVERS_KEY, ())) if message is not None else []
 
 
 def summary_text(message: BaseMessage | None) -> str:
@@ -293,7 +306,8 @@ def summarize_step(
     capped_text = cap_summary(text, max_summary_tokens)
     usage = getattr(reply, "usage_metadata", None) or {}
     return SummaryStep(
-        messages=[summary_message(capped_text, language), *kept],
+        messages=[summary_message(capped_text, language,
+                                  summary_covers(summary) + [m.id for m in folded if m.id]), *kept],
         summary=capped_text,
         folded=folded,
         kept=kept,

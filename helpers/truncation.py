@@ -16,7 +16,7 @@ Three windows, from the article's one-liner to the helper the later lessons use:
   stored history is (details below).
 
 ``window_marks(messages, window)`` says which original messages a window kept, for
-``helpers.display.render_messages(messages, marks=...)``.
+``helpers.course.display.render_messages(messages, marks=...)``.
 
 Tool calls. A window here is always the system message plus a *contiguous tail* of the history
 that starts on a human message. In a well-formed history (every tool result follows the AI message
@@ -38,8 +38,9 @@ How ``token_window`` differs from calling ``trim_messages`` directly (the librar
    even with ``allow_partial=True``. Here that raises ``TokenBudgetError`` with the sizes.
 3. Cost per turn. ``trim_messages`` with a tiktoken counter re-encodes its whole input on every
    call (a binary search over the history: about two full passes), so each turn costs more than
-   the one before. Here token counts are cached per message (``TokenCounter``), and only the tail
-   the budget can reach (plus the first message that no longer fits) is handed to ``trim_messages``,
+   the one before. Here token counts are cached per message (``helpers.tokens.TokenCounter``), and
+   only the tail the budget can reach (plus the first message that no longer fits) is handed to
+   ``trim_messages``,
    which still makes the final cut. The output is the same list ``trim_messages`` returns on the
    whole history with a correct counter (checked in ``tests/test_truncation.py`` on randomized
    histories, and in ``benchmarks/bench_trim.py``).
@@ -47,19 +48,16 @@ How ``token_window`` differs from calling ``trim_messages`` directly (the librar
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, SystemMessage, trim_messages
 
-from helpers.tokens import REPLY_PRIMING_TOKENS, _content_text, count_message_tokens
+from helpers.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message_tokens, default_counter
 
 __all__ = [
     "MessageBudgetError",
     "TokenBudgetError",
-    "TokenCounter",
     "count_window",
-    "default_counter",
     "last_n_messages",
     "library_token_window",
     "token_window",
@@ -193,89 +191,6 @@ def count_window(messages: Sequence[BaseMessage], max_messages: int) -> list[Bas
 
 
 # -- token window -----------------------------------------------------------------------------
-
-
-class TokenCounter:
-    """Per-message token counts with an LRU cache, and a list counter for ``trim_messages``.
-
-    Counts are those of ``helpers.tokens.count_message_tokens`` (framing + role + content
-    [+ name], tool calls as JSON text). The cache key is everything that function reads: the message
-    type, its name and its counted text (content text parts + tool calls), so an edited or a new
-    message with the same text gets the right count, and no key depends on object identity.
-    Not thread-safe (one counter per thread if you need threads).
-
-    Args:
-        model: model name for the encoding (see ``helpers.tokens.get_encoding``); ``None`` means
-            ``cl100k_base``.
-        maxsize: most distinct messages kept in the cache (messages, >= 1); the least recently used
-            is dropped first.
-
-    Attributes:
-        hits, misses: cache statistics (a miss is one tiktoken encoding of one message).
-    """
-
-    def __init__(self, model: str | None = None, maxsize: int = 100_000) -> None:
-        _check_int("maxsize", maxsize, minimum=1)
-        self.model = model
-        self.maxsize = maxsize
-        self.hits = 0
-        self.misses = 0
-        self._cache: OrderedDict[tuple, int] = OrderedDict()
-
-    def __repr__(self) -> str:
-        return (
-            f"TokenCounter(model={self.model!r}, cached={len(self._cache)}, "
-            f"hits={self.hits}, misses={self.misses})"
-        )
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def message_tokens(self, message: BaseMessage) -> int:
-        """Tokens of one message (int, tokens): ``count_message_tokens(message, model)``, cached."""
-        key = (message.type, message.name, _content_text(message))
-        cache = self._cache
-        n = cache.get(key)
-        if n is not None:
-            self.hits += 1
-            cache.move_to_end(key)
-            return n
-        self.misses += 1
-        n = count_message_tokens(message, self.model)
-        cache[key] = n
-        if len(cache) > self.maxsize:
-            cache.popitem(last=False)
-        return n
-
-    def __call__(self, messages: Sequence[BaseMessage]) -> int:
-        """Sum of per-message tokens (int, tokens), **without** the 3 reply-priming tokens.
-
-        This is the counter to hand to ``trim_messages(token_counter=...)``: the library calls it on
-        sub-lists and adds the results, so a fixed per-call overhead must not be in it. Pass the
-        library ``max_tokens - 3`` to budget the priming once.
-        """
-        return sum(self.message_tokens(m) for m in messages)
-
-    def prompt_tokens(self, messages: Sequence[BaseMessage]) -> int:
-        """Tokens of the whole prompt (int, tokens): equals ``helpers.tokens.count_tokens``
-        (per-message sum + 3 priming; ``0`` for an empty list)."""
-        return self(messages) + REPLY_PRIMING_TOKENS if messages else 0
-
-    def clear(self) -> None:
-        """Empty the cache and reset the statistics."""
-        self._cache.clear()
-        self.hits = self.misses = 0
-
-
-_default_counters: dict[str | None, TokenCounter] = {}
-
-
-def default_counter(model: str | None = None) -> TokenCounter:
-    """The shared ``TokenCounter`` ``token_window`` uses for ``model`` (one per model name)."""
-    counter = _default_counters.get(model)
-    if counter is None:
-        counter = _default_counters[model] = TokenCounter(model)
-    return counter
 
 
 def token_window(

@@ -43,3 +43,27 @@ def milvus_server(tmp_path_factory):
     from milvus_server import milvus_server_session
 
     yield from milvus_server_session(tmp_path_factory)
+
+
+# --- Milvus fixtures shared by the storage, retrieval and library tests ---------------------------
+
+
+@pytest.fixture(scope="module")
+def lite_uri(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("lite") / "tests.db")
+
+
+@pytest.fixture(scope="module", params=["lite", "server"])
+def uri(request, lite_uri) -> str:
+    """Each test that takes ``uri`` runs on Milvus Lite and on the server."""
+    if request.param == "lite":
+        return lite_uri
+    return request.getfixturevalue("milvus_server").uri
+
+
+@pytest.fixture(scope="module")
+def e5():
+    """The offline embedding model (multilingual-e5-small), once per module."""
+    from helpers.models import get_embeddings
+
+    return get_embeddings()

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from langchain_core.messages import convert_to_messages
 
-from helpers.offline_model import OfflineChatModel
+from helpers.course.offline_model import OfflineChatModel
 from helpers.tokens import count_text_tokens, count_tokens
 
 VALID_KEY = "test-key-for-localhost"

@@ -319,10 +319,10 @@ def test_korean_particles_follow_the_final_consonant(easy_script):
 
 
 def test_the_offline_model_answers_the_korean_phrasings(korean):
-    """The stand-in (helpers/offline_model.py) finds each Korean fact when it is in the prompt."""
+    """The stand-in (helpers/course/offline_model.py) finds each Korean fact when it is in the prompt."""
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-    from helpers.offline_model import OfflineChatModel
+    from helpers.course.offline_model import OfflineChatModel
 
     model = OfflineChatModel()
     turns = {t["id"]: t for t in korean["turns"]}

@@ -1,12 +1,12 @@
-"""helpers.frontend_check: lesson 00's widget front-end check, on this environment and on faults."""
+"""helpers.course.frontend_check: lesson 00's widget front-end check, on this environment and on faults."""
 
 from __future__ import annotations
 
 import json
 from importlib import metadata
 
-from helpers import frontend_check
-from helpers.frontend_check import MANAGER, check_widget_frontend
+from helpers.course import frontend_check
+from helpers.course.frontend_check import MANAGER, check_widget_frontend
 
 
 def test_this_environment_matches(capsys):

@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 import helpers.history as history_module
-from helpers.demos import run_concurrent_appends
+from helpers.course.demos import run_concurrent_appends
 from helpers.history import (
     FileHistory,
     HistoryFileError,

@@ -19,43 +19,26 @@ import uuid
 import pytest
 from hash_embeddings import HashEmbeddings
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import HumanMessage, SystemMessage
 
-from helpers.milvus_store import (
+from helpers.milvus_common import (
     CONTENT_MAX_BYTES,
     DEFAULT_LITE_FLUSH_EVERY,
-    AugmentedQuestion,
     DimensionMismatchError,
     InvalidIdError,
     LiteLockedError,
-    MemoryStore,
     MilvusUnavailableError,
-    RetrievalMemory,
     eq_filter,
     filter_literal,
-    format_retrieved,
     format_turn,
     iso_timestamp,
-    langchain_retriever,
     split_utf8,
     utf8_len,
 )
+from helpers.milvus_store import MemoryStore
+from helpers.retrieval import RetrievalMemory
 
 DIM = 16
 HOSTILE_IDS = ['a" or user_id != "x', "a' or 1==1", "../etc", "", "a b", "x\\", "ann\n", "ü-ser", "a" * 129]
-
-
-@pytest.fixture(scope="module")
-def lite_uri(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("lite") / "tests.db")
-
-
-@pytest.fixture(scope="module", params=["lite", "server"])
-def uri(request, lite_uri) -> str:
-    """Each test that takes ``uri`` runs on Milvus Lite and on the server."""
-    if request.param == "lite":
-        return lite_uri
-    return request.getfixturevalue("milvus_server").uri
 
 
 def kind_of(uri: str) -> str:
@@ -80,13 +63,6 @@ def store(uri):
 @pytest.fixture
 def user() -> str:
     return f"u{uuid.uuid4().hex[:12]}"
-
-
-@pytest.fixture(scope="module")
-def e5():
-    from helpers.models import get_embeddings
-
-    return get_embeddings()
 
 
 # --- pure functions ------------------------------------------------------------------------------
@@ -317,19 +293,6 @@ def test_released_collection_is_loaded_again(store, user):
     assert store.search(user, "User: remember me", top_k=1)[0].content == "User: remember me"
 
 
-def test_empty_collection_fallback_sends_only_the_question(uri):
-    empty = new_store(uri)
-    try:
-        assert empty.count() == 0 and empty.search("ann", "What is my job?") == []
-        memory = RetrievalMemory(empty, "ann", "s1")
-        system, question = SystemMessage("Be brief."), HumanMessage("What is my job?")
-        sent = memory.prompt(system, [], question)
-        assert sent == [system, question] and sent[1] is question
-        assert memory.last_retrieved == []
-    finally:
-        empty.drop()
-
-
 def test_flush_policy_counts_rows(store, user):
     assert store.flush_every == (DEFAULT_LITE_FLUSH_EVERY if kind_of(store.uri) == "lite" else None)
     saved, store.flush_every = store.flush_every, 5
@@ -342,62 +305,6 @@ def test_flush_policy_counts_rows(store, user):
         assert store.search(user, "User: turn 2", top_k=1)[0].round == 2  # flushed rows found
     finally:
         store.flush_every = saved
-
-
-def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
-    from helpers.offline_model import OfflineChatModel
-    from helpers.strategies import replay
-
-    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
-                        drop_existing=True)
-    try:
-        model = OfflineChatModel()
-        first = RetrievalMemory(store, "ann", "monday")
-        turns = ["My job is a software engineer.", "I live in Busan.", "I like green tea.",
-                 "My sister is called Mina.", "I play tennis on weekends.", "My cat is named Miso."]
-        records = replay(first, turns, model, "You are a helpful assistant.")
-        assert [t.round for t in first.turns_log] == list(range(1, 7))
-        assert all(t.extra_embedding_calls == 2 for t in first.turns_log)  # query + one chunk
-        assert store.embedding_calls == 12 and records[0].prompt[1].content == turns[0]
-
-        later = RetrievalMemory(store, "ann", "friday")  # a new session, no messages carried over
-        (record,) = replay(later, ["What is my job?"], model, "You are a helpful assistant.")
-        assert "software engineer" in record.reply
-        sent = record.prompt[-1]
-        assert isinstance(sent, AugmentedQuestion) and sent.question == "What is my job?"
-        assert sent.content.startswith("Relevant history:\n- [round 1] User: My job is a software engineer.")
-        assert sent.content.endswith("\n\nQuestion: What is my job?")
-        best = later.last_retrieved[0]
-        assert best.round == 1 and best.session_id == "monday" and best.score > 0.4
-        assert record.marks[-1] == "kept"
-
-        stranger = RetrievalMemory(store, "bob", "friday")
-        (record,) = replay(stranger, ["What is my job?"], model)
-        assert "software engineer" not in record.reply and stranger.last_retrieved == []
-    finally:
-        store.drop()
-
-
-def test_langchain_retriever_on_the_same_data(uri, e5):
-    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
-                        drop_existing=True)
-    try:
-        store.add_turn("ann", "s1", 1, "My job is a software engineer.", "Got it.")
-        store.add_turn("ann", "s1", 2, "I like green tea.", "Got it.")
-        store.add_turn("bob", "s2", 1, "My job is a nurse.", "Got it.")
-        vector_store, retriever = langchain_retriever(
-            store.turns("ann"), "ann", uri=uri, collection=f"lc_{uuid.uuid4().hex[:10]}",
-            embeddings=e5, top_k=2)
-        docs = retriever.invoke("What is my job?")
-        assert "software engineer" in docs[0].page_content
-        assert {d.metadata["user_id"] for d in docs} == {"ann"}
-        (doc, score), = vector_store.similarity_search_with_score(
-            "What is my job?", k=1, expr=eq_filter(user_id="ann"))
-        (mine,) = store.search("ann", "What is my job?", top_k=1)
-        assert score == pytest.approx(mine.score, abs=0.01)  # same cosine similarity
-        vector_store.client.drop_collection(vector_store.collection_name)
-    finally:
-        store.drop()
 
 
 # --- clear errors -----------------------------------------------------------------------------
@@ -447,7 +354,3 @@ def test_close_release_lite_frees_the_folder_for_another_process(tmp_path):
               "print(c.query('conversation_memory', filter='', output_fields=['count(*)'])[0]['count(*)'])")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "1", result.stderr[-500:]
-
-
-def test_format_retrieved_shape():
-    assert format_retrieved([], "Q?") == "Q?"

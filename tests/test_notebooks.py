@@ -2,7 +2,7 @@
 shows. A probe runs in the lesson's kernel after its last cell and prints the values checked.
 
 The lessons run with their reference answers: ``COURSE_REFERENCE_ANSWERS=1`` makes every "Check
-yourself" cell (``helpers.selfcheck.check``) use the reference answer for the learner's empty
+yourself" cell (``helpers.course.selfcheck.check``) use the reference answer for the learner's empty
 prediction, and each test asserts that every check ran and matched what the lesson measured."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from itertools import pairwise
 
 import pytest
 
-from helpers.lessons import execute_lesson, lesson_paths
-from helpers.selfcheck import REFERENCE_ENV
+from helpers.course.lessons import execute_lesson, lesson_paths
+from helpers.course.selfcheck import REFERENCE_ENV
 
 CELL_TIMEOUT = 180  # seconds
 
 # Run before every probe: what the lesson's "Check yourself" cells compared, as
 # [question id, matched, reference answer used].
 SELF_CHECKS = """
-from helpers.selfcheck import RESULTS as _results
+from helpers.course.selfcheck import RESULTS as _results
 _selfchecks = [[r.question, r.ok, r.used_reference] for r in _results]
 """
 
@@ -96,18 +96,19 @@ print(json.dumps({
     "library": [[m.content for m in ours], [d.page_content for d, _ in library_hits],
                 [m.score for m in ours], [s for _, s in library_hits]],
     "checks": dict(zip(checks["check"], checks["ok"].tolist())),
-    "costs": memory.cost_summary(),
+    "costs": {"turns": totals(records)["turns"],
+              "extra embedding calls": totals(records)["extra embeddings"]},
     "left": MemoryStore.drop_collection("lesson06", uri=store.uri),
 }))
 """,
     "07_layered_memory": """
 import json, sys
-print(json.dumps({"answer": answer.content, "marks": prompt_marks(prompt),
-                  "coffee": model.invoke(last).content, "last_marks": prompt_marks(last),
+print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
+                  "coffee": demo_run[-1].reply, "last_marks": last.marks(),
                   "archived": len(archived),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
-                  "window_ok": all(t.window_tokens <= 300 for t in memory.log),
-                  "retrieved_ok": all(t.retrieved_tokens <= 200 + 10 for t in memory.log),
+                  "window_ok": all(t.window_section_tokens <= 300 for t in memory.log),
+                  "retrieved_ok": all(t.retrieved_section_tokens <= 200 + 10 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
                   "selfchecks": _selfchecks}))
 """,

@@ -1,4 +1,4 @@
-"""Tests for the offline stand-in chat model (helpers/offline_model.py).
+"""Tests for the offline stand-in chat model (helpers/course/offline_model.py).
 
 Every fact and phrasing here is held out: none of it appears in the lessons or in the model's
 code. The model must answer from what the user said in the messages it is sent, and from
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, get_buffer_string
 
-from helpers.offline_model import (
+from helpers.course.offline_model import (
     OfflineChatModel,
     Statement,
     corrects,
@@ -526,7 +526,7 @@ def test_stateless_between_calls(model):
 def test_deterministic_in_process_and_across_hash_seeds(model):
     messages = chat("I keep bees.", "저는 수원에 살아요.", "I moved to Nantes.", "Where do I live?")
     assert model.invoke(messages).content == model.invoke(messages).content
-    code = ("from helpers.offline_model import respond\n"
+    code = ("from helpers.course.offline_model import respond\n"
             "from langchain_core.messages import HumanMessage as H\n"
             "print(respond([H('I keep bees.'), H('My sister Mia lives in Oslo.'),"
             " H('I moved to Nantes.'), H('Where do I live?')]))")
@@ -643,7 +643,7 @@ def test_quoted_history_does_not_greet_an_old_name():
 def test_summaries_of_other_things_and_requests_are_not_conversation_summaries(model):
     """"Summarise the plot of Hamlet" is an ordinary request, not a request to summarize the
     conversation; "Give me three ideas ..." is a request, not a fact about the user."""
-    from helpers.offline_model import is_summary_request
+    from helpers.course.offline_model import is_summary_request
 
     assert not is_summary_request("Summarise the plot of Hamlet in two sentences.")
     assert is_summary_request("Please summarize what we discussed.")

@@ -93,7 +93,7 @@ def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp
     assert unit.returncode == 0, f"unit tests on Python {version}:\n{unit.stdout[-4000:]}"
     assert " passed" in unit.stdout.splitlines()[-1]
 
-    lessons = _run([str(vpy), "-m", "helpers.lessons", "--out", str(tmp_path), "00", "01", "02", "03"],
+    lessons = _run([str(vpy), "-m", "helpers.course.lessons", "--out", str(tmp_path), "00", "01", "02", "03"],
                    env=env, timeout=1200)
     assert lessons.returncode == 0, f"lessons 00-03 on Python {version}:\n{lessons.stdout[-3000:]}" \
                                     f"{lessons.stderr[-3000:]}"

@@ -13,7 +13,7 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from openai_compatible_server import EMBEDDING_DIM, MODEL, VALID_KEY, fake_embedding
 
 from helpers import count_tokens, get_chat_model, get_embeddings, load_settings
-from helpers.models import check_provider, describe_provider_error, show_setup
+from helpers.course.setup import check_provider, describe_provider_error, show_setup
 from helpers.tokens import count_text_tokens
 
 
@@ -87,41 +87,38 @@ def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypat
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
     monkeypatch.setenv("CHAT_MODEL", MODEL)
-    try:
-        settings = show_setup()
-        out = capsys.readouterr().out
-        assert settings.chat_provider == "offline"
-        assert out.startswith("Chat: offline stand-in")
-        assert "was refused by" in out and "This kernel uses the offline chat model" in out
-        assert "Traceback" not in out
-        assert get_chat_model().__class__.__name__ == "OfflineChatModel"
-        # with the right key, the same call uses the endpoint again
-        monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
-        assert show_setup().chat_provider == "openai-compatible"
-        assert f"Chat: {MODEL} at {openai_server.base_url}" in capsys.readouterr().out
-        assert isinstance(get_chat_model(), ChatOpenAI)
-    finally:
-        models._fallback = None
+    settings = show_setup()
+    out = capsys.readouterr().out
+    assert settings.chat_provider == "offline"
+    assert out.startswith("Chat: offline stand-in")
+    assert "was refused by" in out and "This kernel uses the offline chat model" in out
+    assert "Traceback" not in out
+    assert get_chat_model(settings).__class__.__name__ == "OfflineChatModel"
+    # nothing is kept in a global: without the settings, the environment's key is used
+    assert isinstance(get_chat_model(), ChatOpenAI)
+    assert not hasattr(models, "_fallback")
+    # with the right key, show_setup's settings use the endpoint again
+    monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
+    settings = show_setup()
+    assert settings.chat_provider == "openai-compatible"
+    assert f"Chat: {MODEL} at {openai_server.base_url}" in capsys.readouterr().out
+    assert isinstance(get_chat_model(settings), ChatOpenAI)
 
 
 def test_show_setup_falls_back_per_part(openai_server, monkeypatch, capsys):
     """A refused embedding key names EMBEDDING_API_KEY and only the embeddings go offline; an
     unlisted CHAT_MODEL gets a note."""
-    import helpers.models as models
 
     monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
     monkeypatch.setenv("CHAT_MODEL", "typo-model")
     monkeypatch.setenv("EMBEDDING_MODEL", "test-embedding")
     monkeypatch.setenv("EMBEDDING_API_KEY", "wrong-embedding-key")
-    try:
-        settings = show_setup()
-        out = capsys.readouterr().out
-        assert settings.chat_provider == "openai-compatible"
-        assert settings.embedding_provider == "offline"
-        assert "The key in EMBEDDING_API_KEY was refused by" in out
-        assert "This kernel uses the offline embeddings" in out
-        assert "CHAT_MODEL='typo-model' is not in the model list" in out and MODEL in out
-        assert "Traceback" not in out
-    finally:
-        models._fallback = None
+    settings = show_setup()
+    out = capsys.readouterr().out
+    assert settings.chat_provider == "openai-compatible"
+    assert settings.embedding_provider == "offline"
+    assert "The key in EMBEDDING_API_KEY was refused by" in out
+    assert "This kernel uses the offline embeddings" in out
+    assert "CHAT_MODEL='typo-model' is not in the model list" in out and MODEL in out
+    assert "Traceback" not in out

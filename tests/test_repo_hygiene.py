@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.config import project_root
-from helpers.lessons import lesson_paths
+from helpers.course.lessons import lesson_paths
 
 ROOT = project_root()
 # Shapes of real secrets: OpenAI/DeepSeek-style sk- keys, AWS access key ids, GitHub and

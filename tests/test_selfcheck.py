@@ -1,4 +1,4 @@
-"""helpers.selfcheck: the lessons' "Check yourself" feedback, and the reference-answer mode."""
+"""helpers.course.selfcheck: the lessons' "Check yourself" feedback, and the reference-answer mode."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from helpers import selfcheck
-from helpers.lessons import lesson_paths
-from helpers.selfcheck import ANSWERS, REFERENCE_ENV, RESULTS, check
+from helpers.course import selfcheck
+from helpers.course.lessons import lesson_paths
+from helpers.course.selfcheck import ANSWERS, REFERENCE_ENV, RESULTS, check
 
 
 @pytest.fixture(autouse=True)

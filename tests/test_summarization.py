@@ -11,10 +11,11 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from helpers.course.offline_model import OfflineChatModel
 from helpers.data import load_conversation
 from helpers.history import FileHistory
-from helpers.offline_model import OfflineChatModel
-from helpers.strategies import RunningSummary, replay
+from helpers.replay import replay
+from helpers.strategies import RunningSummary, history_of
 from helpers.summarization import (
     SUMMARY_ID,
     CountTrigger,
@@ -291,8 +292,14 @@ def test_token_trigger_keeps_about_80_tokens():
 
 def test_token_trigger_on_the_month_conversation_keeps_at_most_80_tokens():
     conversation = load_conversation("alice_month_en")
-    records = replay(RunningSummary(TokenTrigger()), conversation.turns, model(), conversation.system)
-    steps = [r.summary_step for r in records if r.summary_step is not None]
+    history = history_of(conversation.turns, model(), conversation.system)[1:]
+    stored, steps = [], []
+    for i in range(0, len(history), 2):  # what RunningSummary(TokenTrigger()) does after each turn
+        stored = [*stored, *history[i:i + 2]]
+        step = summarize_step(model(), stored, TokenTrigger())
+        if step is not None:
+            steps.append(step)
+            stored = step.messages
     assert len(steps) >= 3
     for step in steps:
         assert step.kept[0].type == "human"

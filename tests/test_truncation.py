@@ -7,11 +7,10 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
 
-from helpers.tokens import count_message_tokens, count_tokens
+from helpers.tokens import TokenCounter, count_message_tokens, count_tokens
 from helpers.truncation import (
     MessageBudgetError,
     TokenBudgetError,
-    TokenCounter,
     count_window,
     last_n_messages,
     library_token_window,

@@ -1,6 +1,7 @@
-"""Tests for the parts lesson 06 adds around ``helpers.milvus_store``: the ``retrieved`` marks of
-``helpers.strategies.replay``, ``helpers.widgets.RetrievalExplorer`` / ``memories_table`` and
-``helpers.milvus_checks.self_check``. Milvus Lite in a temporary folder, plus one test on the real
+"""Tests for helpers.retrieval (RetrievalMemory, format_retrieved) and the parts lesson 06 adds
+around it: the ``retrieved`` marks of ``helpers.replay.replay``, ``helpers.course.widgets.RetrievalExplorer``
+/ ``memories_table`` and
+``helpers.course.milvus_checks.self_check``. Milvus Lite in a temporary folder, plus one test on the real
 server (``milvus_server`` fixture): only a server keeps a duplicate primary key as a second row.
 The embeddings are deterministic hash vectors (the same text always gets the same vector, score
 1.0 for an exact match), so no model is loaded."""
@@ -14,19 +15,17 @@ import uuid
 
 import pytest
 from hash_embeddings import HashEmbeddings
+from langchain_core.messages import HumanMessage, SystemMessage
 
-from helpers.milvus_checks import self_check
-from helpers.milvus_store import (
-    InvalidIdError,
-    MemoryStore,
-    RetrievalMemory,
-    format_retrieved,
-    format_turn,
-    iso_timestamp,
-)
-from helpers.offline_model import OfflineChatModel
-from helpers.strategies import CountWindow, replay
-from helpers.widgets import RetrievalExplorer, memories_table
+from helpers.course.milvus_checks import self_check
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.widgets import RetrievalExplorer, memories_table
+from helpers.memory import MemoryStrategy
+from helpers.milvus_common import InvalidIdError, format_turn, iso_timestamp
+from helpers.milvus_store import MemoryStore
+from helpers.replay import replay
+from helpers.retrieval import RetrievalMemory, format_retrieved
+from helpers.strategies import CountWindow
 
 DIM = 16
 
@@ -291,3 +290,58 @@ def test_self_check_on_a_server_finds_a_duplicate_id(milvus_server):
         assert not ok and detail == "8 rows, 7 distinct ids"
     finally:
         server.drop()
+
+
+# --- the strategy on Lite and on the server (``uri`` fixture, conftest.py) -------------------
+
+
+def test_empty_collection_fallback_sends_only_the_question(uri):
+    empty = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", dim=DIM,
+                        embeddings=HashEmbeddings(DIM), drop_existing=True)
+    try:
+        assert empty.count() == 0 and empty.search("ann", "What is my job?") == []
+        memory = RetrievalMemory(empty, "ann", "s1")
+        system, question = SystemMessage("Be brief."), HumanMessage("What is my job?")
+        sent = memory.prompt(system, [], question)
+        assert sent == [system, question] and sent[1] is question
+        assert isinstance(memory, MemoryStrategy) and sent.marks() == ["kept", "kept"]
+        assert memory.last_retrieved == []
+    finally:
+        empty.drop()
+
+
+def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
+    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
+                        drop_existing=True)
+    try:
+        model = OfflineChatModel()
+        first = RetrievalMemory(store, "ann", "monday")
+        turns = ["My job is a software engineer.", "I live in Busan.", "I like green tea.",
+                 "My sister is called Mina.", "I play tennis on weekends.", "My cat is named Miso."]
+        records = replay(first, turns, model, "You are a helpful assistant.")
+        assert [t.round for t in first.turns_log] == list(range(1, 7))
+        assert all(t.extra_embedding_calls == 2 for t in first.turns_log)  # query + one chunk
+        assert store.embedding_calls == 12 and records[0].prompt[1].content == turns[0]
+
+        later = RetrievalMemory(store, "ann", "friday")  # a new session, no messages carried over
+        (record,) = replay(later, ["What is my job?"], model, "You are a helpful assistant.")
+        assert "software engineer" in record.reply
+        sent = record.prompt[-1]
+        assert [p.kind for p in record.prompt.parts[-1]] == ["retrieved", "question"]
+        assert record.prompt.parts[-1][1].text == "What is my job?"
+        assert sent.content.startswith("Relevant history:\n- [round 1] User: My job is a software engineer.")
+        assert sent.content.endswith("\n\nQuestion: What is my job?")
+        best = later.last_retrieved[0]
+        assert best.round == 1 and best.session_id == "monday" and best.score > 0.4
+        assert record.marks[-1] == "kept"
+
+        stranger = RetrievalMemory(store, "bob", "friday")
+        (record,) = replay(stranger, ["What is my job?"], model)
+        assert "software engineer" not in record.reply and stranger.last_retrieved == []
+    finally:
+        store.drop()
+
+
+
+def test_format_retrieved_shape():
+    assert format_retrieved([], "Q?") == "Q?"

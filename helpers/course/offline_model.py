@@ -641,24 +641,24 @@ def corrects(statement: str, earlier: str, on_topic: bool) -> bool:
 
 
 def find_answers(
-    question: str, evidence: Sequence[Statement], max_quotes: int = 3, min_score: float = 0.5
+    question: str, evidence: Sequence[Statement], max_quotes: int = 3, min_overlap: float = 0.5
 ) -> list[Statement]:
     """The statements that answer ``question`` (one question, str), in the order to quote them.
 
     The best one (highest ``score``, the latest on ties) comes first, then others scoring at
-    least 80% of it; none if the best scores below ``min_score``. A later statement that
+    least 80% of it; none if the best scores below ``min_overlap``. A later statement that
     ``corrects`` the best one goes first ("Actually, my name is Bea, not Ann."). At most
     ``max_quotes`` statements.
     """
     ranked = sorted(
         ((score(question, s.text), s) for s in evidence), key=lambda p: (-p[0], -p[1].position)
     )
-    if not ranked or ranked[0][0] < min_score:
+    if not ranked or ranked[0][0] < min_overlap:
         return []
     best_score, best = ranked[0]
-    found = [s for value, s in ranked if value >= max(min_score, 0.8 * best_score)]
+    found = [s for value, s in ranked if value >= max(min_overlap, 0.8 * best_score)]
     corrections = [s for value, s in ranked
-                   if s.position > best.position and corrects(s.text, best.text, value >= min_score)]
+                   if s.position > best.position and corrects(s.text, best.text, value >= min_overlap)]
     if corrections:
         found.insert(0, max(corrections, key=lambda s: s.position))
     return _distinct(found)[:max_quotes]
@@ -693,7 +693,7 @@ def answer_question(
     question: str,
     evidence: Sequence[Statement],
     max_quotes: int = 3,
-    min_score: float = 0.5,
+    min_overlap: float = 0.5,
 ) -> str:
     """Answer ``question`` by quoting the statements in ``evidence`` that match it best.
 
@@ -702,7 +702,7 @@ def answer_question(
             answered in turn. Hangul in it makes the reply Korean.
         evidence: statements from ``find_evidence``.
         max_quotes: quote at most this many sentences per question.
-        min_score: ``score`` (0-1) the best sentence needs; below it the reply is "I don't know".
+        min_overlap: ``score`` (0-1) the best sentence needs; below it the reply is "I don't know".
 
     Returns:
         The reply (str): for each question, the ``find_answers`` statements quoted ("You told
@@ -714,7 +714,7 @@ def answer_question(
     replies, quoted = [], set()
     for part in split_question(question):
         if tokenize(part):
-            found = find_answers(part, evidence, max_quotes, min_score)
+            found = find_answers(part, evidence, max_quotes, min_overlap)
         else:
             found = _facts_about_me(evidence, max_quotes) if has_first_person(part) else []
         fresh = [s for s in found if s.text not in quoted]
@@ -790,13 +790,13 @@ def respond(
     messages: Sequence[BaseMessage],
     max_summary_facts: int = 60,
     max_quotes: int = 3,
-    min_score: float = 0.5,
+    min_overlap: float = 0.5,
 ) -> str:
     """The reply text for ``messages``: a summary, an answer, or an acknowledgement.
 
     Args:
         messages: LangChain messages, oldest first (the last human message is the request).
-        max_summary_facts, max_quotes, min_score: see ``summarize_facts``, ``answer_question``.
+        max_summary_facts, max_quotes, min_overlap: see ``summarize_facts``, ``answer_question``.
 
     Returns:
         The reply (str). Deterministic; uses nothing but ``messages``.
@@ -811,7 +811,7 @@ def respond(
         return summarize_facts(evidence, max_summary_facts, detect_language(request))
     asking = [line for line in lines if any(is_question(s) for s in split_sentences(line))]
     if asking:  # the last line that asks something: "What's my name? And where do I live?"
-        return answer_question(asking[-1], evidence, max_quotes, min_score)
+        return answer_question(asking[-1], evidence, max_quotes, min_overlap)
     said = " ".join(lines)  # not the quoted history: its names were introduced long ago
     text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
     name = introduced_name(said)
@@ -828,7 +828,7 @@ class OfflineChatModel(BaseChatModel):
       share of the question's words, or synonyms (name/called, job/work, live/moved ...),
       it contains; the best one is quoted ("You told me: ..."), the latest one on ties, and a
       later correction ("Actually, ...", "..., not Ann") before it. If no sentence scores
-      ``min_score``, it says it does not know. "What is my name and where do I live?" is
+      ``min_overlap``, it says it does not know. "What is my name and where do I live?" is
       answered part by part; "Who am I?" quotes the user's name, then recent facts.
     * "summarize ...": it lists the first-person facts the user stated (an earlier summary's
       facts included), in the conversation's language.
@@ -839,7 +839,7 @@ class OfflineChatModel(BaseChatModel):
     """A summary keeps at most this many facts (the most recent)."""
     max_quotes: int = 3
     """An answer quotes at most this many sentences."""
-    min_score: float = 0.5
+    min_overlap: float = 0.5
     """Share of the question's words a sentence must contain to count as an answer (0-1)."""
 
     @property
@@ -852,7 +852,7 @@ class OfflineChatModel(BaseChatModel):
             "model_name": MODEL_NAME,
             "max_summary_facts": self.max_summary_facts,
             "max_quotes": self.max_quotes,
-            "min_score": self.min_score,
+            "min_overlap": self.min_overlap,
         }
 
     def _generate(
@@ -862,7 +862,7 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = respond(messages, self.max_summary_facts, self.max_quotes, self.min_score)
+        text = respond(messages, self.max_summary_facts, self.max_quotes, self.min_overlap)
         for marker in stop or []:
             text = text.split(marker)[0] if marker else text
         input_tokens, output_tokens = count_tokens(messages), count_text_tokens(text)

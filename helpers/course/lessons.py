@@ -2,8 +2,8 @@
 
 Command line (``make lessons`` runs the first form)::
 
-    python -m helpers.lessons --out build/notebooks          # every lesson, in order
-    python -m helpers.lessons 01_stateless_model 03          # some lessons (name or number prefix)
+    python -m helpers.course.lessons --out build/notebooks          # every lesson, in order
+    python -m helpers.course.lessons 01_stateless_model 03          # some lessons (name or number prefix)
 
 Each notebook runs top to bottom on a real Jupyter kernel (nbclient) with a per-cell timeout, in
 the ``notebooks/`` folder as working directory; the executed copy (with outputs) goes to the

@@ -6,7 +6,7 @@
 (lock + atomic replace). The result dict says how many messages survived and whether the file is
 still valid JSON. The tests reuse it.
 
-The writer processes run this module: ``python -m helpers.demos writer --kind ... --path ...``.
+The writer processes run this module: ``python -m helpers.course.demos writer --kind ... --path ...``.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def run_concurrent_appends(
         FileHistory(session, folder).clear()
 
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="demo-sync-") as sync:
         go = Path(sync) / "go"
@@ -95,7 +95,7 @@ def run_concurrent_appends(
                 [
                     sys.executable,
                     "-m",
-                    "helpers.demos",
+                    "helpers.course.demos",
                     "writer",
                     "--kind",
                     kind,
@@ -244,9 +244,9 @@ def _writer(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m helpers.demos writer ...`` (used by ``run_concurrent_appends``)
-    or ``python -m helpers.demos race FOLDER`` to run both demos and print the results."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.demos")
+    """Command line: ``python -m helpers.course.demos writer ...`` (used by ``run_concurrent_appends``)
+    or ``python -m helpers.course.demos race FOLDER`` to run both demos and print the results."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.course.demos")
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("writer", help="one writer process of run_concurrent_appends")
     w.add_argument("--kind", choices=KINDS, required=True)

@@ -18,14 +18,9 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from helpers.milvus_store import (
-    OUTPUT_FIELDS,
-    SEARCH_LIMIT_MAX,
-    MemoryStore,
-    RetrievalMemory,
-    eq_filter,
-    validate_id,
-)
+from helpers.milvus_common import OUTPUT_FIELDS, SEARCH_LIMIT_MAX, eq_filter, validate_id
+from helpers.milvus_store import MemoryStore
+from helpers.retrieval import RetrievalMemory
 
 ARTICLE_FIELDS = ("id", "vector", "content", "round", "timestamp")
 """The article's five fields; this course adds ``user_id`` (partition key) and chunk bookkeeping."""

@@ -1,6 +1,6 @@
 """Sliders for lessons 04-06: move a threshold, watch what the model is sent and what it costs.
 
-The lesson 04/05 explorers replay a sample conversation (``helpers.strategies.replay``) with the
+The lesson 04/05 explorers replay a sample conversation (``helpers.replay.replay``) with the
 values of their controls and show, for the chosen turn, every message of the conversation marked
 ``kept`` / ``dropped`` / ``summarized`` / ``summary``, then the cost of every turn. Replays are
 cached per setting, so moving back to a value is instant. Tests set the controls' ``.value`` and
@@ -23,18 +23,13 @@ import ipywidgets as widgets
 import pandas as pd
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from helpers.course.display import messages_html
 from helpers.data import Conversation, load_conversation
-from helpers.display import messages_html
-from helpers.milvus_store import Memory, MemoryStore, format_retrieved, validate_id
-from helpers.strategies import (
-    CountWindow,
-    LastN,
-    RunningSummary,
-    TokenWindow,
-    TurnRecord,
-    cost_summary,
-    replay,
-)
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_store import MemoryStore
+from helpers.replay import TurnRecord, article_cost_table, cost_summary, replay
+from helpers.retrieval import format_retrieved
+from helpers.strategies import CountWindow, LastN, RunningSummary, TokenWindow
 from helpers.summarization import CountTrigger, TokenTrigger
 from helpers.tokens import count_text_tokens
 from helpers.truncation import MessageBudgetError, TokenBudgetError
@@ -212,7 +207,7 @@ class RetrievalExplorer:
         self.session_id = validate_id(session_id, "session id") if session_id is not None else None
         self.top_k = widgets.IntSlider(value=3, min=1, max=10, description="top k",
                                        continuous_update=False)
-        self.min_score = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05,
+        self.min_score = widgets.FloatSlider(value=DEFAULT_MIN_SCORE or 0.0, min=0.0, max=1.0, step=0.05,
                                              description="min score", continuous_update=False)
         self.question = widgets.Text(value=question, description="question",
                                      continuous_update=False,
@@ -287,43 +282,20 @@ def memories_table(memories: list[Memory], width: int = 90) -> pd.DataFrame:
 
 def compare_strategies(strategies, conversation: Conversation | str = "alice_month_en",
                        model: BaseChatModel | None = None) -> pd.DataFrame:
-    """The article's cost table, measured: one row per strategy replayed on ``conversation``.
+    """The article's cost table, measured: each strategy replayed on ``conversation``.
 
     Args:
-        strategies: list of strategy objects (``FullHistory()``, ``CountWindow(4)``, ...).
+        strategies: ``MemoryStrategy`` objects (``FullHistory()``, ``CountWindow(4)``, ...).
         conversation: a ``Conversation`` or its id.
         model: chat model (default: the configured one).
 
     Returns:
-        A DataFrame indexed by strategy name with: extra calls per turn ("cost" of the trigger),
-        prompt tokens (total, last turn), summary tokens, all tokens, and what is kept at the end.
+        ``helpers.replay.article_cost_table`` as a DataFrame indexed by strategy name (the
+        evidence-recall column is left out: sample conversations have no probes).
     """
     from helpers.models import get_chat_model
 
     conversation = load_conversation(conversation) if isinstance(conversation, str) else conversation
     model = model or get_chat_model()
-    rows = []
-    for strategy in strategies:
-        records = replay(strategy, conversation.turns, model, conversation.system)
-        rows.append({
-            "strategy": strategy.name,
-            **{k: v for k, v in cost_summary(records).items() if k != "turns"},
-            "kept at the last turn": what_is_kept(records[-1]),
-        })
-    return pd.DataFrame(rows).set_index("strategy")
-
-
-def what_is_kept(record: TurnRecord) -> str:
-    """In words: which earlier messages (neither the system prompt nor the new message) a turn's
-    prompt carried, e.g. ``"6 of 32 earlier messages (26 dropped)"``."""
-    earlier = list(zip(record.timeline[1:-1], record.marks[1:-1], strict=True))
-    earlier = [(m, mark) for m, mark in earlier if mark != "summary"]
-    kept = sum(mark == "kept" for _, mark in earlier)
-    text = f"{kept} of {len(earlier)} earlier messages"
-    if "summary" in record.marks:
-        text += f" + a summary of {sum(mark == 'summarized' for _, mark in earlier)}"
-    elif kept < len(earlier):
-        text += f" ({len(earlier) - kept} dropped)"
-    if record.marks[0] == "dropped":
-        text += "; system prompt dropped"
-    return text
+    runs = {s.name: replay(s, conversation.turns, model, conversation.system) for s in strategies}
+    return pd.DataFrame(article_cost_table(runs)).drop(columns="evidence recall").set_index("strategy")

@@ -1,0 +1,239 @@
+"""Tests for helpers.replay (the one loop, its records, marks from typed prompt parts, totals)
+run with the strategies of helpers.strategies, and for helpers.langchain_way.LibrarySummary."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, SystemMessage
+
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.widgets import cost_table
+from helpers.data import load_conversation
+from helpers.langchain_way import LibrarySummary
+from helpers.memory import QUESTION, SUMMARY, SYSTEM, VERBATIM, MemoryStrategy
+from helpers.replay import cost_summary, replay, totals
+from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
+from helpers.summarization import CountTrigger, TokenTrigger, is_summary, summary_covers
+from helpers.tokens import count_tokens
+
+UNKNOWN = "I don't know: nothing in the messages I was sent says that."
+MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
+LISBON = 'You told me: "I live in Lisbon with my cat, Miso."'
+
+
+@pytest.fixture(scope="module")
+def model():
+    return OfflineChatModel()
+
+
+@pytest.fixture(scope="module")
+def intro():
+    return load_conversation("alice_intro_en")
+
+
+@pytest.fixture(scope="module")
+def month():
+    return load_conversation("alice_month_en")
+
+
+def run(strategy, conversation, model, extra_turns=()):
+    return replay(strategy, [*conversation.turns, *extra_turns], model, conversation.system)
+
+
+# --- replay --------------------------------------------------------------------------------
+
+
+def test_full_history_grows_every_turn(intro, model):
+    records = run(FullHistory(), intro, model)
+    assert [r.turn for r in records] == list(range(1, 9))
+    assert [len(r.prompt) for r in records] == [2, 4, 6, 8, 10, 12, 14, 16]
+    tokens = [r.prompt_tokens for r in records]
+    assert all(a < b for a, b in zip(tokens, tokens[1:], strict=False))
+    for r in records:
+        assert r.prompt_tokens == count_tokens(r.prompt)
+        assert r.prompt[0] == SystemMessage(intro.system)
+        assert r.prompt[-1].text == r.user
+        assert set(r.marks) == {"kept"} and len(r.marks) == len(r.timeline) == len(r.prompt)
+        assert (r.memory_calls, r.memory_call_tokens) == (0, 0)
+    # each prompt is the previous one plus the previous reply and the new question
+    for before, after in zip(records, records[1:], strict=False):
+        assert [m.text for m in after.prompt[:-2]] == [m.text for m in before.prompt]
+        assert after.prompt[-2].text == before.reply
+    assert records[-1].reply == 'You told me: "I work as a data engineer at a shipping company."'
+
+
+def test_last_n_drops_the_system_prompt_and_the_name(intro, model):
+    extra = ["What is my name?"]
+    records = run(LastN(4), intro, model, extra)
+    full = run(FullHistory(), intro, model, extra)
+    assert [len(r.prompt) for r in records] == [2, 4, 4, 4, 4, 4, 4, 4, 4]
+    assert records[1].marks[0] == "kept"  # turn 2: exactly 4 messages, the system prompt fits
+    for r in records[2:]:
+        assert r.marks[0] == "dropped"
+        assert r.prompt[0].type != "system"
+    last = records[-1]
+    assert last.marks.count("kept") == 4 and last.marks[-4:] == ["kept"] * 4
+    assert last.prompt[0].type == "ai"  # the slice starts on a reply whose question is gone
+    assert last.reply == UNKNOWN
+    assert full[-1].reply == 'You told me: "My name is Alice."'
+
+
+@pytest.mark.parametrize("strategy", [CountWindow(4), CountWindow(7), TokenWindow(120), TokenWindow(250)],
+                         ids=lambda s: s.name)
+def test_windows_start_with_the_system_prompt_then_a_question(strategy, month, model):
+    records = run(strategy, month, model)
+    assert len(records) == len(month.turns)
+    for r in records:
+        assert r.prompt[0] == SystemMessage(month.system)
+        assert r.prompt[1].type == "human"
+        assert r.prompt[-1].text == r.user
+        assert r.marks[0] == "kept"
+        if isinstance(strategy, CountWindow):
+            assert len(r.prompt) - 1 <= strategy.max_messages
+        else:
+            assert r.prompt_tokens <= strategy.max_tokens
+    assert "dropped" in records[-1].marks  # the window is binding on this conversation
+
+
+def test_token_window_takes_as_much_as_fits(month, model):
+    budget = 120
+    for r in run(TokenWindow(budget), month, model):
+        assert r.prompt_tokens <= budget
+        kept = [m for m, mark in zip(r.timeline, r.marks, strict=True) if mark == "kept"]
+        assert [m.text for m in kept] == [m.text for m in r.prompt]
+        dropped = [i for i, mark in enumerate(r.marks) if mark == "dropped"]
+        if dropped:  # adding the turn just before the window would go over the budget
+            start = max(i for i in dropped if r.timeline[i].type == "human")
+            assert count_tokens([r.timeline[0], *r.timeline[start:]]) > budget
+
+
+def test_running_summary_costs_only_on_summary_turns(month, model):
+    records = run(RunningSummary(CountTrigger()), month, model)
+    summary_turns = [r.turn for r in records if r.memory_calls]
+    assert summary_turns == [4, 7, 10, 13, 16]
+    for r in records:
+        if r.turn in summary_turns:
+            assert r.memory_calls == 1
+            assert r.memory_call_input_tokens > 0 and r.memory_call_output_tokens > 0
+        else:
+            assert (r.memory_calls, r.memory_call_tokens) == (0, 0)
+    # from the turn after the first summary on, the prompt is [system, summary, *recent, new]
+    for r in records[4:]:
+        assert is_summary(r.prompt[1]) and r.marks[1] == "summary"
+    for r in records[:4]:
+        assert "summary" not in r.marks and "summarized" not in r.marks
+    # the marks come from the summary part: every message it covers is marked summarized
+    last = records[-1]
+    (summary,) = last.prompt.of_kind(SUMMARY)
+    assert summary.sources == tuple(summary_covers(last.prompt[1]))
+    assert last.marks.count("summarized") == len(summary.sources) == 30
+    assert [m.id for m, mark in zip(last.timeline, last.marks, strict=True)
+            if mark == "summarized"] == list(summary.sources)
+    assert [m.text for m, mark in zip(last.timeline, last.marks, strict=True)
+            if mark in ("kept", "summary")] == [m.text for m in last.prompt]
+
+
+def test_running_summary_with_token_trigger(month, model):
+    records = run(RunningSummary(TokenTrigger()), month, model)
+    summary_turns = [r.turn for r in records if r.memory_calls]
+    assert len(summary_turns) >= 3
+    for r in records:
+        # what was stored after the turn: [summary?, *recent, question, reply]
+        stored = [*r.prompt[1:], AIMessage(r.reply)]
+        over = count_tokens(stored) > 200
+        assert (r.turn in summary_turns) == over
+        assert (r.memory_calls > 0) == (r.memory_call_tokens > 0) == over
+    assert records[-1].reply == 'You told me: "My name is Alice."'
+
+
+def test_cost_summary_totals_are_sums_of_the_turns(month, model):
+    for strategy in (FullHistory(), CountWindow(4), RunningSummary(CountTrigger()),
+                     RunningSummary(TokenTrigger())):
+        records = run(strategy, month, model)
+        totals = cost_summary(records)
+        assert totals == {
+            "turns": 17,
+            "prompt tokens (total)": sum(r.prompt_tokens for r in records),
+            "prompt tokens (last turn)": records[-1].prompt_tokens,
+            "extra calls": sum(r.memory_calls for r in records),
+            "summary tokens": sum(r.memory_call_tokens for r in records),
+            "all tokens": sum(r.as_row()["total tokens"] for r in records),
+        }
+        assert totals["all tokens"] == (totals["prompt tokens (total)"] + totals["summary tokens"]
+                                        + sum(r.reply_tokens for r in records))
+        assert all(r.reply_tokens > 0 for r in records)
+        table = cost_table(records)
+        assert list(table.index) == list(range(1, 18))
+        assert table["prompt tokens"].sum() == totals["prompt tokens (total)"]
+        assert table["extra calls"].sum() == totals["extra calls"]
+    assert cost_summary(run(FullHistory(), month, model))["extra calls"] == 0
+    assert cost_summary(run(RunningSummary(CountTrigger()), month, model))["extra calls"] == 5
+
+
+def test_replay_of_zero_turns(model):
+    assert replay(FullHistory(), [], model, "system") == []
+    assert replay(RunningSummary(CountTrigger()), [], model) == []
+    assert cost_summary([]) == {"turns": 0, "prompt tokens (total)": 0, "prompt tokens (last turn)": 0,
+                                "extra calls": 0, "summary tokens": 0, "all tokens": 0}
+
+
+def test_every_strategy_implements_the_protocol(model):
+    for strategy in (FullHistory(), LastN(4), CountWindow(4), TokenWindow(200),
+                     RunningSummary(CountTrigger()), LibrarySummary(model)):
+        assert isinstance(strategy, MemoryStrategy), strategy
+        assert strategy.embedding_calls == 0
+
+
+def test_prompt_parts_say_what_each_message_is(month, model):
+    records = run(RunningSummary(CountTrigger()), month, model)
+    last = records[-1]
+    kinds = [[p.kind for p in parts] for parts in last.prompt.parts]
+    assert kinds[0] == [SYSTEM] and kinds[1] == [SUMMARY] and kinds[-1] == [QUESTION]
+    assert all(k == [VERBATIM] for k in kinds[2:-1])
+    assert last.prompt.of_kind(QUESTION)[0].sources == ("t17-user",)
+    assert last.prompt.marks()[:2] == ["kept", "summary"]
+
+
+def test_totals_over_probe_turns(month, model):
+    records = run(FullHistory(), month, model)
+    records[0].probe, records[0].evidence_reached, records[0].answer_correct = True, True, False
+    records[1].probe, records[1].evidence_reached, records[1].answer_correct = True, False, False
+    total = totals(records)
+    assert (total["evidence recall"], total["answers correct"]) == (0.5, 0.0)
+    assert totals(records[2:])["evidence recall"] is None
+
+
+def test_strategy_names_are_distinct():
+    strategies = (FullHistory(), LastN(4), CountWindow(4), TokenWindow(200),
+                  RunningSummary(CountTrigger()), RunningSummary(CountTrigger(), summary_last=True),
+                  RunningSummary(TokenTrigger()))
+    names = [s.name for s in strategies]
+    assert len(set(names)) == len(names)
+    assert names[4] == "summary (> 6 messages, keep last 2)"
+    assert names[6] == "summary (> 200 tokens, keep ~80 tokens)"
+
+
+# --- the library way -----------------------------------------------------------------------
+
+
+def test_library_summary_summarizes_after_the_trigger(intro, model):
+    records = replay(LibrarySummary(model), intro.turns, model, intro.system)
+    assert len(records) == len(intro.turns)
+    calls = [r.memory_calls for r in records]
+    assert sum(calls) > 0
+    first = calls.index(1) + 1
+    assert first == 4  # 3 turns + the new question = 7 messages > 6
+    for r in records:
+        assert r.prompt[0] == SystemMessage(intro.system)
+        assert r.prompt_tokens == count_tokens(r.prompt)
+        assert (r.memory_calls > 0) == (r.memory_call_tokens > 0)
+        summaries = [m for m in r.prompt if m.type == "human" and m.text.startswith("Here is a summary")]
+        marks = r.prompt.marks()
+        if r.turn < first:
+            assert summaries == [] and "summary" not in marks and "summary" not in r.marks
+        else:  # the wrapper knows which message the middleware wrote: no text matching needed
+            assert len(summaries) == 1 and marks.count("summary") == 1
+            assert marks[r.prompt.index(summaries[0])] == "summary"
+            assert r.marks.count("summarized") == len(r.prompt.sources(SUMMARY)) > 0
+    assert "data engineer" in records[-1].reply  # the fact came through the summary
+    assert cost_summary(records)["extra calls"] == sum(calls)
