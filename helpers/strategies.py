@@ -15,7 +15,7 @@ as a cache key. Run one with ``helpers.replay.replay``. Retrieval (lesson 06) is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -109,6 +109,8 @@ class RunningSummary:
     trigger: Trigger
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     summary_last: bool = False
+    # the system prompt of the last request built (a token trigger counts what is sent)
+    _system: list = field(default_factory=list, init=False, repr=False, compare=False)
     cost_note = ("when the history passes the trigger", "a running summary + recent messages")
     embedding_calls = 0
 
@@ -118,10 +120,12 @@ class RunningSummary:
         return f"summary ({self.trigger.describe()}{placement})"
 
     def prompt(self, system, stored, new_message) -> Prompt:
+        self._system[:] = [system] if system is not None else []  # the trigger counts it too
         return label(build_prompt(system, stored, new_message, self.summary_last), system, new_message)
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
+        step = summarize_step(model, stored, self.trigger, self.max_summary_tokens,
+                              system=self._system[0] if self._system else None)
         return step.messages if step else list(stored)
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -154,7 +154,8 @@ class CountTrigger:
     max_messages: int = 6
     keep_messages: int = 2
 
-    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None) -> bool:
+    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None,
+              request_tokens: int = 0) -> bool:
         return len(messages) > self.max_messages
 
     def keep_from(self, messages: Sequence[BaseMessage]) -> int:
@@ -168,18 +169,20 @@ class CountTrigger:
 
 @dataclass(frozen=True)
 class TokenTrigger:
-    """Summarize when the stored history (summary included) is over ``max_tokens`` tokens,
-    keeping the most recent whole turns that fit in ``keep_tokens`` tokens (the boundary moves
-    forward to the start of the next turn, so the kept part is never over ``keep_tokens``); if the
-    newest turn alone is over, exactly that turn is kept. Article default: over 200 tokens,
-    keep ~80."""
+    """Summarize when the next request would be over ``max_tokens`` tokens: the stored history
+    (summary included) plus ``request_tokens``, everything else the request carries (the system
+    prompt; ``summarize_step`` passes it). Keeps the most recent whole turns that fit in
+    ``keep_tokens`` tokens (the boundary moves forward to the start of the next turn, so the kept
+    part is never over ``keep_tokens``); if the newest turn alone is over, exactly that turn is
+    kept. Article default: over 200 tokens, keep ~80."""
 
     max_tokens: int = 200
     keep_tokens: int = 80
 
-    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None) -> bool:
+    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None,
+              request_tokens: int = 0) -> bool:
         stored = ([summary] if summary is not None else []) + list(messages)
-        return count_tokens(stored) > self.max_tokens
+        return count_tokens(stored) + request_tokens > self.max_tokens
 
     def keep_from(self, messages: Sequence[BaseMessage]) -> int:
         used, index = 0, len(messages)
@@ -265,6 +268,7 @@ def summarize_step(
     trigger: Trigger,
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
     force: bool = False,
+    system: BaseMessage | None = None,
 ) -> SummaryStep | None:
     """Fold the older stored messages into the running summary, if the trigger fires.
 
@@ -275,6 +279,9 @@ def summarize_step(
         max_summary_tokens: cap on the summary's size in tokens (asked for in the instruction and
             enforced on the result with ``cap_summary``).
         force: summarize even if the trigger does not fire (still keeps what it says to keep).
+        system: the system prompt the answer calls carry. A token trigger counts what is sent, so
+            its tokens (``count_message_tokens(system)``) are added to the stored history's: with
+            a 3,500-token trigger and a 3,300-token system prompt, 300 tokens of history fire it.
 
     Returns:
         ``None`` when there is nothing to do (trigger not fired, or nothing before the kept part);
@@ -286,7 +293,8 @@ def summarize_step(
             unchanged (this function never modifies it), so the caller loses nothing.
     """
     summary, messages = split_stored(stored)
-    if not force and not trigger.fires(messages, summary):
+    request_tokens = count_message_tokens(system) if system is not None else 0
+    if not force and not trigger.fires(messages, summary, request_tokens):
         return None
     boundary = trigger.keep_from(messages)
     folded, kept = messages[:boundary], messages[boundary:]

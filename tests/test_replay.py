@@ -13,8 +13,8 @@ from helpers.langchain_way import LibrarySummary
 from helpers.memory import QUESTION, SUMMARY, SYSTEM, VERBATIM, MemoryStrategy
 from helpers.replay import cost_summary, replay, totals
 from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
-from helpers.summarization import CountTrigger, TokenTrigger, is_summary, summary_covers
-from helpers.tokens import count_tokens
+from helpers.summarization import CountTrigger, TokenTrigger, is_summary, split_stored, summary_covers
+from helpers.tokens import count_message_tokens, count_tokens
 
 UNKNOWN = "I don't know: nothing in the messages I was sent says that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
@@ -138,11 +138,14 @@ def test_running_summary_with_token_trigger(month, model):
     summary_turns = [r.turn for r in records if r.memory_calls]
     assert len(summary_turns) >= 3
     for r in records:
-        # what was stored after the turn: [summary?, *recent, question, reply]
+        # what was stored after the turn: [summary?, *recent, question, reply]; the trigger counts
+        # what the next request sends: that plus the system prompt
         stored = [*r.prompt[1:], AIMessage(r.reply)]
-        over = count_tokens(stored) > 200
-        assert (r.turn in summary_turns) == over
-        assert (r.memory_calls > 0) == (r.memory_call_tokens > 0) == over
+        over = count_tokens(stored) + count_message_tokens(r.prompt[0]) > 200
+        _, messages = split_stored(stored)
+        # over the trigger, it summarizes unless everything stored fits the part it keeps
+        assert (r.turn in summary_turns) == (over and TokenTrigger().keep_from(messages) > 0)
+        assert (r.memory_calls > 0) == (r.memory_call_tokens > 0) == (r.turn in summary_turns)
     assert records[-1].reply == 'You told me: "My name is Alice."'
 
 

@@ -544,3 +544,28 @@ def test_summarize_step_caps_the_summary():
     assert "My name is Alice." not in step.summary
     assert step.call_output_tokens == count_text_tokens(full.summary)  # what the model returned
     assert "at most 18 words" in step.prompt[0].text  # max(10, int(30 * 0.6))
+
+
+def test_token_trigger_counts_the_system_prompt_that_is_sent():
+    # The case measured on real conversations: a 3,500-token trigger and a ~3,300-token system
+    # prompt. Counting only the stored history, a 3,804-token request went out unsummarized.
+    system = SystemMessage("Follow the house rules. " * 660)
+    system_tokens = count_message_tokens(system)
+    assert 3_200 < system_tokens < 3_400
+    stored = []
+    for k in range(10):
+        stored += [HumanMessage(f"Turn {k}: my favourite colour this week is colour number {k}."),
+                   AIMessage(f"Noted: colour number {k}.")]
+    history_tokens = count_tokens(stored)
+    assert system_tokens + history_tokens > 3_500 > history_tokens
+    trigger = TokenTrigger(3_500, 100)
+    model = OfflineChatModel()
+    assert summarize_step(model, stored, trigger) is None  # history alone: under the trigger
+    step = summarize_step(model, stored, trigger, system=system)  # what is sent: over it
+    assert step is not None and (len(step.folded), len(step.kept)) == (14, 6)  # 3 turns fit 100
+
+    strategy = RunningSummary(TokenTrigger(3_500, 100))
+    records = replay(strategy, [m.text for m in stored[::2]], model, system)
+    sent = [r.prompt_tokens for r in records]
+    assert max(sent) <= 3_500 + count_message_tokens(HumanMessage(stored[-2].text)) + 60
+    assert sum(r.memory_calls for r in records) >= 1
