@@ -4,6 +4,7 @@
 #   make test     set up and run every test (what CI runs)
 #   make lessons  set up and execute every lesson headless into build/notebooks/
 #   make evaluate set up and measure every memory strategy on the long conversation (build/evaluation/)
+#   make check    set up and run lesson 00 headless (a learner's pre-work check)
 #   make lint     ruff over helpers/, tests/, benchmarks/, scripts/ and the notebooks
 SHELL := /bin/bash
 VENV := .venv
@@ -11,7 +12,7 @@ VENV := .venv
 STAMP := $(VENV)/.course-installed
 DEV_STAMP := $(VENV)/.course-dev-installed
 
-.PHONY: lab test lessons evaluate setup lock lint
+.PHONY: lab test lessons evaluate setup lock lint check
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements.in pyproject.toml scripts/setup.sh
@@ -35,11 +36,16 @@ test: $(DEV_STAMP)
 evaluate: $(STAMP)
 	$(VENV)/bin/python -m helpers.evaluation --out build/evaluation
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks
 
 lessons: $(STAMP)
 	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
+
+# Pre-work for a workshop: set up, then run lesson 00 headless (models, tokenizer, embeddings,
+# Milvus Lite, widget front end); the last line says it worked.
+check: $(STAMP)
+	$(VENV)/bin/python -m helpers.course.lessons 00 --out build/check
 
 # Re-make the exact locks from requirements.in and requirements-dev.in in a throwaway venv
 # (Python 3.11, the oldest supported; the same lock installs on 3.12 and 3.13).
