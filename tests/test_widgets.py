@@ -44,7 +44,7 @@ def run(strategy, conversation, model, extra_turns=()):
 
 
 ROW = re.compile(r"<td>\d+</td><td>(\w+)</td><td>\d+</td><td>(\w+)</td>"
-                 r"|<td>… (\d+) earlier messages? (\w+)</td>")
+                 r"|<td>\d+</td><td>\w+</td><td>… (\d+) earlier messages? (\w+)</td>")
 
 
 def rows(view: str) -> list[tuple[str, str]]:

@@ -97,7 +97,7 @@ def messages_html(
     sent = [r for r in rows if not r["mark"] or r["mark"] in ("kept", "sent", "summary", "retrieved")]
     total = sum(r["tokens"] for r in sent) + (REPLY_PRIMING_TOKENS if sent else 0)
     show_marks = marks is not None
-    cell = f"padding:2px 6px;color:{TEXT_COLOUR};"
+    cell = f"padding:2px 6px;line-height:1.4;color:{TEXT_COLOUR};"
     head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("#", "role", "tokens")) + (
         f"<th style='{cell}'>mark</th>" if show_marks else "")
     body = []
@@ -110,11 +110,12 @@ def messages_html(
             while j < len(rows) and rows[j]["mark"] == r["mark"] and rows[j]["role"] != "system":
                 j += 1
             tokens = sum(x["tokens"] for x in rows[i:j])
-            span = 4 if show_marks else 3
+            mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
+            span = f'{rows[i]["index"]}–{rows[j - 1]["index"]}'
             body.append(
                 f'<tr class="course-collapsed" style="background:{colour}">'
-                f'<td style="{cell}" colspan="{span - 1}">{rows[i]["index"]}–{rows[j - 1]["index"]}</td>'
-                f'<td style="{cell}text-align:right">{tokens}</td>'
+                f'<td style="{cell}text-align:left" colspan="2">{span}</td>'
+                f'<td style="{cell}text-align:right">{tokens}</td>{mark}'
                 f'<td style="{cell}text-align:left;font-style:italic">'
                 f'{html.escape(collapsed_line(j - i, r["mark"]))}</td></tr>'
             )

@@ -56,6 +56,7 @@ MIN_SCORE_RANGE = (0.0, 1.0, 0.05)
 VIEW_MAX_HEIGHT = "520px"
 # Labels are shown whole (ipywidgets cuts descriptions at 80 px by default).
 FULL_LABEL = {"description_width": "initial"}
+BUTTONS = {"description_width": "initial", "button_width": "110px"}
 BUSY_TEXT = "⏳ replaying…"
 
 
@@ -214,7 +215,7 @@ class TruncationExplorer(_Explorer):
                  model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
         super().__init__(conversation, model, conversations)
         self.kind = widgets.ToggleButtons(options=self.KINDS, value="count window",
-                                          description="window", style=FULL_LABEL)
+                                          description="window", style=BUTTONS)
         self.max_messages = _slider("max messages", 4, 1, 30)
         self.max_tokens = _slider("max tokens", 200, 20, 800, 10)
         self._watch(self.kind, self.max_messages, self.max_tokens)
@@ -248,7 +249,7 @@ class SummaryExplorer(_Explorer):
                  model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
         super().__init__(conversation, model, conversations)
         self.trigger_kind = widgets.ToggleButtons(options=("messages", "tokens"), value="messages",
-                                                  description="trigger", style=FULL_LABEL)
+                                                  description="trigger", style=BUTTONS)
         self.max_messages = _slider("trigger > messages", 6, 2, 30)
         self.keep_messages = _slider("keep recent messages", 2, 0, 20)
         self.max_tokens = _slider("trigger > tokens", 200, 50, 1000, 10)
@@ -508,7 +509,7 @@ class RetrievalExplorer:
                 + (f", score &ge; {self.min_score.value:.2f}" if threshold else "")
                 + f" for {html.escape(repr(question))}</b>")
         if self.memories:
-            found = self.table().to_html(index=False)
+            found = self.table().to_html(index=False, justify="left")
         else:
             found = "<p><i>No stored turn passes: the model is sent the question alone.</i></p>"
         tokens = count_text_tokens(self.sent)
