@@ -56,7 +56,7 @@ MIN_SCORE_RANGE = (0.0, 1.0, 0.05)
 VIEW_MAX_HEIGHT = "520px"
 # Labels are shown whole (ipywidgets cuts descriptions at 80 px by default).
 FULL_LABEL = {"description_width": "initial"}
-BUTTONS = {"description_width": "initial", "button_width": "110px"}
+BUTTONS = {"description_width": "initial", "button_width": "130px"}
 BUSY_TEXT = "⏳ replaying…"
 
 
@@ -219,7 +219,7 @@ class TruncationExplorer(_Explorer):
         self.max_messages = _slider("max messages", 4, 1, 30)
         self.max_tokens = _slider("max tokens", 200, 20, 800, 10)
         self._watch(self.kind, self.max_messages, self.max_tokens)
-        self.widget = self._layout(widgets.HBox([self.conversation_choice, self.kind]),
+        self.widget = self._layout(self.conversation_choice, self.kind,
                                    widgets.HBox([self.max_messages, self.max_tokens]))
         self.update()
 
@@ -261,7 +261,7 @@ class SummaryExplorer(_Explorer):
         self._watch(self.trigger_kind, self.max_messages, self.keep_messages, self.max_tokens,
                     self.keep_tokens, self.summary_last)
         self.widget = self._layout(
-            widgets.HBox([self.conversation_choice, self.trigger_kind]),
+            self.conversation_choice, self.trigger_kind,
             widgets.HBox([self.max_messages, self.keep_messages]),
             widgets.HBox([self.max_tokens, self.keep_tokens]),
             self.summary_last,
