@@ -112,6 +112,8 @@ def test_labels_are_whole(make):
     sliders = [w for w in controls(explorer) if hasattr(w.style, "description_width")]
     assert len(sliders) >= 3
     assert {w.style.description_width for w in sliders} == {"initial"}
+    buttons = explorer.kind if make is TruncationExplorer else explorer.trigger_kind
+    assert buttons.style.button_width == "130px"  # "count window" whole (110 px cut it)
     if make is SummaryExplorer:
         assert explorer.summary_last.description.endswith("(the article's placement)")
         assert explorer.max_tokens.description == "trigger > tokens"
