@@ -15,7 +15,8 @@ variable               meaning (default)
 ``EMBEDDING_BASE_URL`` endpoint for embeddings (``OPENAI_BASE_URL``)
 ``EMBEDDING_API_KEY``  key for embeddings (``OPENAI_API_KEY``)
 ``MILVUS_URI``         a Milvus Lite path, ``http://host:19530``, or a Zilliz Cloud URI
-                       (``<runtime dir>/milvus/course.db``)
+                       (a Lite folder per lesson: ``<runtime dir>/milvus/06_retrieval.db``,
+                       ``07_layered.db``, ``08_measuring.db``; ``course.db`` otherwise)
 ``MILVUS_TOKEN``       token for a server or Zilliz Cloud (none)
 ``COURSE_OFFLINE``     ``1`` forces the offline models even when a key is set
 ``COURSE_DOTENV``      path of the ``.env`` to read (``<project root>/.env``); ``none`` reads none
@@ -26,6 +27,7 @@ variable               meaning (default)
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +77,9 @@ class Settings:
     embedding_api_key: str | None = field(default=None, repr=False)
     milvus_token: str | None = field(default=None, repr=False)
     notes: tuple[str, ...] = ()
+    milvus_uri_is_default: bool = False
+    """True when ``MILVUS_URI`` was not set: ``milvus_uri`` is the default Milvus Lite path, and
+    each lesson gets its own Lite folder beside it (``lesson_milvus_uri``)."""
 
     @property
     def milvus_kind(self) -> str:
@@ -114,12 +119,45 @@ def milvus_kind(uri: str) -> str:
     return "cloud" if "zilliz" in uri else "server"
 
 
-def milvus_connection(settings: Settings | None = None) -> tuple[str, str | None]:
-    """``(uri, token)`` of the Milvus the course uses: from ``settings`` (the ones ``show_setup()``
-    returned), else from the environment (``load_settings()``). ``MILVUS_URI`` itself is resolved
-    only in ``load_settings``."""
+# Each lesson that opens Milvus Lite has its own folder: Milvus Lite lets one process open a
+# folder, and JupyterLab keeps a kernel running when its tab closes, so a shared folder made the
+# next lesson fail with a lock error.
+LESSON_LITE_FOLDERS = {"06": "06_retrieval.db", "07": "07_layered.db", "08": "08_measuring.db"}
+
+
+def lesson_of_collection(collection: str) -> str | None:
+    """The lesson a collection belongs to, from its name (``lesson06``, ``lesson06_langchain``
+    -> ``"06"``), or None."""
+    match = re.fullmatch(r"lesson(\d\d)(_\w*)?", collection)
+    return match.group(1) if match and match.group(1) in LESSON_LITE_FOLDERS else None
+
+
+def lesson_milvus_uri(lesson: str | None, settings: Settings | None = None) -> str:
+    """The Milvus URI a lesson uses: its own Lite folder (``<runtime dir>/milvus/06_retrieval.db``)
+    when ``MILVUS_URI`` is not set, else ``MILVUS_URI`` unchanged (a server is shared by design;
+    a Lite path you set is yours to choose).
+
+    Args:
+        lesson: ``"06"``, ``"07"``, ``"08"`` (a key of ``LESSON_LITE_FOLDERS``) or None (the
+            default ``course.db``).
+        settings: the ``Settings`` from ``show_setup()`` (default: ``load_settings()``).
+    """
     settings = settings or load_settings()
-    return settings.milvus_uri, settings.milvus_token
+    if lesson is None or not settings.milvus_uri_is_default:
+        return settings.milvus_uri
+    if lesson not in LESSON_LITE_FOLDERS:
+        raise ValueError(f"no Lite folder for lesson {lesson!r}; known: {sorted(LESSON_LITE_FOLDERS)}")
+    return str(Path(settings.milvus_uri).parent / LESSON_LITE_FOLDERS[lesson])
+
+
+def milvus_connection(settings: Settings | None = None,
+                      lesson: str | None = None) -> tuple[str, str | None]:
+    """``(uri, token)`` of the Milvus the course uses: from ``settings`` (the ones ``show_setup()``
+    returned), else from the environment (``load_settings()``); with ``lesson``, that lesson's own
+    Lite folder (``lesson_milvus_uri``). ``MILVUS_URI`` itself is resolved only in
+    ``load_settings``."""
+    settings = settings or load_settings()
+    return lesson_milvus_uri(lesson, settings), settings.milvus_token
 
 
 def _short_path(path: str) -> str:
@@ -196,6 +234,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         emb_provider, emb_model, emb_url, emb_key = OFFLINE, OFFLINE_EMBEDDING_MODEL, None, None
 
     milvus_uri = _clean(env.get("MILVUS_URI"))
+    uri_is_default = milvus_uri is None
     if milvus_uri is None:
         root = Path(env["COURSE_RUNTIME_DIR"]) if env.get("COURSE_RUNTIME_DIR") else None
         milvus_uri = str((root or runtime_dir()) / "milvus" / "course.db")
@@ -212,4 +251,5 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         milvus_uri=milvus_uri,
         milvus_token=_clean(env.get("MILVUS_TOKEN")),
         notes=tuple(notes),
+        milvus_uri_is_default=uri_is_default,
     )

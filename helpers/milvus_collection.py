@@ -101,6 +101,7 @@ from helpers.milvus_common import (
     LiteLockedError,
     MilvusStoreError,
     MilvusUnavailableError,
+    StoreClosedError,
     _lite_folder_locked,
     import_pymilvus,
 )
@@ -131,19 +132,42 @@ class MilvusCollection:
         except ConnectionConfigException as exc:
             if self.kind == "lite" and "Open local milvus failed" in str(exc):
                 if _lite_folder_locked(self.uri):
+                    from helpers.config import LESSON_LITE_FOLDERS
+
+                    owner = next((f"lesson {n}" for n, name in LESSON_LITE_FOLDERS.items()
+                                  if Path(self.uri).name == name), None)
+                    who = (f"another kernel running {owner} (JupyterLab keeps a kernel running "
+                           "when its tab closes; Kernel → Shut Down All Kernels, or the Running "
+                           "panel)" if owner else "often another notebook's kernel")
                     raise LiteLockedError(
-                        f"The Milvus Lite folder {self.uri} is open in another process (often "
-                        "another notebook's kernel): Milvus Lite allows one process per folder. "
-                        "Restart or shut down that kernel (closing the client is not enough), "
-                        "use another path, or run a Milvus server (docker compose up -d) and "
-                        "set MILVUS_URI=http://localhost:19530."
+                        f"The Milvus Lite folder {self.uri} is open in another process: {who}. "
+                        "Milvus Lite allows one process per folder. Shut down or restart that "
+                        "kernel (closing the client is not enough), use another path, or run a "
+                        "Milvus server (docker compose up -d) and set "
+                        "MILVUS_URI=http://localhost:19530."
                     ) from None
                 raise MilvusStoreError(f"Milvus Lite could not open {self.uri}: {exc.message}") from None
             raise
         except MilvusException as exc:
             raise MilvusUnavailableError(self._unreachable_message(exc)) from None
 
+    def _closed_message(self) -> str:
+        how = getattr(self, "_closed_by", "close()")
+        return (
+            f"This MemoryStore ({self.collection!r} at {self.uri}) was closed by store.{how}, so "
+            "it can no longer be used. Reopen it: re-run the cell that created it, or "
+            f"store = MemoryStore(collection={self.collection!r}, uri={self.uri!r})"
+            + (" (its memories were deleted with the collection)." if how == "drop()" else ".")
+        )
+
     def _unreachable_message(self, exc: Exception) -> str:
+        if self.kind == "lite":
+            return (
+                f"Milvus Lite at {self.uri} stopped answering in this process "
+                f"({getattr(exc, 'message', exc)}). Milvus Lite runs inside your kernel: this "
+                "happens after close(release_lite=True) or a crash of its engine. Re-run the cell "
+                "that opens the store; if that fails too, restart the kernel."
+            )
         return (
             f"Cannot reach the Milvus server at {self.uri} ({getattr(exc, 'message', exc)}). "
             "Start it with `docker compose up -d` and wait until it is healthy, check MILVUS_URI "
@@ -260,7 +284,7 @@ class MilvusCollection:
         from pymilvus.exceptions import MilvusException
 
         if self._closed:
-            raise MilvusStoreError("this MemoryStore was closed or its collection dropped; open a new one")
+            raise StoreClosedError(self._closed_message())
         try:
             return method(*args, **kwargs)
         except MilvusException as exc:
@@ -290,7 +314,7 @@ class MilvusCollection:
             with contextlib.suppress(Exception):
                 self._client.release_collection(self.collection, timeout=self.timeout)
         self._client.drop_collection(self.collection, timeout=self.timeout)
-        self._closed = True
+        self._closed, self._closed_by = True, "drop()"
 
     @staticmethod
     def drop_collection(collection: str = DEFAULT_COLLECTION, uri: str | None = None,
@@ -329,7 +353,8 @@ class MilvusCollection:
                 Any other client of the same path in this process stops working then. Without it
                 the lock is held until the process exits (measured on Milvus Lite 3.2.2).
         """
-        self._closed = True
+        if not self._closed:
+            self._closed, self._closed_by = True, "close()"
         with contextlib.suppress(Exception):
             self._client.close()
         if release_lite and self.kind == "lite":

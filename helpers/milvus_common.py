@@ -112,6 +112,10 @@ class MilvusUnavailableError(MilvusStoreError):
     """The Milvus server at the URI cannot be reached (not started, wrong host or port)."""
 
 
+class StoreClosedError(MilvusStoreError):
+    """The ``MemoryStore`` was closed (``close()``) or its collection dropped (``drop()``)."""
+
+
 class LiteLockedError(MilvusStoreError):
     """Another process (often another notebook kernel) has the Milvus Lite folder open."""
 

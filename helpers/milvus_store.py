@@ -17,7 +17,7 @@ from datetime import datetime
 
 from langchain_core.embeddings import Embeddings
 
-from helpers.config import Settings, milvus_connection, milvus_kind
+from helpers.config import Settings, lesson_of_collection, milvus_connection, milvus_kind
 from helpers.milvus_collection import MilvusCollection
 from helpers.milvus_common import (
     _FIELD_NAME,
@@ -53,7 +53,9 @@ class MemoryStore(MilvusCollection):
     Args:
         uri: a Milvus Lite path ending in ``.db`` (a folder is created there), ``http://host:19530``
             for a server, or a Zilliz Cloud URI. Default: ``MILVUS_URI`` of ``settings``
-            (``helpers.config.milvus_connection``), i.e. ``<runtime dir>/milvus/course.db``.
+            (``helpers.config.milvus_connection``): with no ``MILVUS_URI``, a collection named
+            ``lessonNN...`` gets that lesson's own Lite folder (``<runtime dir>/milvus/06_retrieval.db``),
+            any other ``<runtime dir>/milvus/course.db``.
         token: server / cloud token (default ``MILVUS_TOKEN``; none for Lite).
         collection: collection name (letters, digits, ``_``).
         embeddings: a LangChain ``Embeddings`` (default ``helpers.models.get_embeddings(settings)``,
@@ -106,7 +108,8 @@ class MemoryStore(MilvusCollection):
         settings: Settings | None = None,
     ) -> None:
         if uri is None:
-            uri, default_token = milvus_connection(settings)
+            # lesson06 -> the lesson's own Lite folder (helpers.config.lesson_milvus_uri)
+            uri, default_token = milvus_connection(settings, lesson_of_collection(collection))
             token = token or default_token
         if not _FIELD_NAME.fullmatch(collection):
             raise ValueError(f"collection name {collection!r}: use letters, digits and '_' only")

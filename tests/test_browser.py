@@ -61,17 +61,9 @@ class ExplorerUnchanged(AssertionError):
 # One row per lesson. To check a new explorer, give its lesson an Explorer(...).
 LESSONS = [
     Lesson("04_truncation", Explorer("TruncationExplorer(", "max messages")),
-    Lesson("05_summarization", Explorer("SummaryExplorer(", "trigger >")),
-    pytest.param(
-        Lesson("06_retrieval_milvus", Explorer("RetrievalExplorer(", "top k")),
-        marks=pytest.mark.xfail(
-            raises=ExplorerUnchanged, strict=True,
-            reason="issue 11: after Run All, lesson 06's clean-up cell has closed the store the "
-                   "explorer searches, so its sliders do nothing (MilvusStoreError in the Log "
-                   "Console). Remove this mark when the explorer survives Run All."),
-    ),
-    # issue 11 asks for a budgets explorer in lesson 07: replace None with its Explorer(...)
-    Lesson("07_layered_memory", None, show="session 3, turn 1"),
+    Lesson("05_summarization", Explorer("SummaryExplorer(", "trigger > messages")),
+    Lesson("06_retrieval_milvus", Explorer("RetrievalExplorer(", "top k")),
+    Lesson("07_layered_memory", Explorer("LayeredExplorer(", "window tokens")),
 ]
 
 

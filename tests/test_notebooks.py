@@ -93,12 +93,15 @@ print(json.dumps({
     "korean": {"bytes": utf8_len(diary), "chunks": found.chunks,
                "whole": found.content == format_turn(diary, answer)},
     "explorer": [m.round for m in explorer.memories],
+    "explorer_after_clean_up": (setattr(explorer.top_k, "value", 5), len(explorer.memories),
+                                explorer.error)[1:],
     "library": [[m.content for m in ours], [d.page_content for d, _ in library_hits],
                 [m.score for m in ours], [s for _, s in library_hits]],
     "checks": dict(zip(checks["check"], checks["ok"].tolist())),
     "costs": {"turns": totals(records)["turns"],
               "extra embedding calls": totals(records)["extra embeddings"]},
     "left": MemoryStore.drop_collection("lesson06", uri=store.uri),
+    "uri": store.uri,
 }))
 """,
     "07_layered_memory": """
@@ -108,6 +111,7 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "archived": len(archived),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
                   "window_ok": all(t.window_section_tokens <= 300 for t in memory.log),
+                  "explorer": [len(explorer.records), explorer.error, explorer.store.uri],
                   "retrieved_ok": all(t.retrieved_section_tokens <= 200 + 10 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
                   "selfchecks": _selfchecks}))
@@ -282,7 +286,10 @@ def test_06_retrieval_milvus():
     assert all(shown["checks"].values()) and len(shown["checks"]) == 8, shown["checks"]
     costs = shown["costs"]
     assert costs["turns"] == 17 and costs["extra embedding calls"] == 34
-    assert shown["left"] is False  # the clean-up cell dropped the collection
+    # the clean-up cell keeps the collection the explorer searches: it still answers after Run All
+    assert shown["explorer_after_clean_up"] == [5, None]
+    assert shown["left"] is True
+    assert shown["uri"].endswith("06_retrieval.db")  # the lesson's own Lite folder
 
 
 @pytest.mark.notebook
@@ -298,6 +305,8 @@ def test_07_layered_memory():
     assert max(shown["layers"], key=shown["layers"].get) == "window"
     assert all(0.7 < s < 0.95 for s in shown["embed_scores"])  # e5's narrow band (Going further)
     assert_self_checked(shown, ["07.largest_layer"])
+    turns, error, uri = shown["explorer"]
+    assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
 
 
 @pytest.mark.notebook

@@ -14,14 +14,30 @@ from langchain_core.messages import BaseMessage
 from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens
 
 _ROLE = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def _tint(variable: str, percent: int = 18) -> str:
+    """A see-through tint of a JupyterLab theme colour: it reads on the light and the dark theme
+    (the text keeps the theme's own colour)."""
+    return f"color-mix(in srgb, var({variable}) {percent}%, transparent)"
+
+
+# Row backgrounds by mark, from JupyterLab's theme variables (light and dark themes).
 _MARK_COLOURS = {
-    "kept": "#e6f4ea",
-    "sent": "#e6f4ea",
-    "dropped": "#fce8e6",
-    "summarized": "#fef7e0",
-    "summary": "#e8f0fe",
-    "retrieved": "#f3e8fd",
+    "kept": _tint("--jp-success-color1"),
+    "sent": _tint("--jp-success-color1"),
+    "dropped": _tint("--jp-error-color1", 12),
+    "summarized": _tint("--jp-warn-color1"),
+    "summary": _tint("--jp-brand-color1"),
+    "retrieved": _tint("--jp-info-color1", 22),
 }
+TEXT_COLOUR = "var(--jp-content-font-color1)"
+MUTED_COLOUR = "var(--jp-content-font-color2)"
+ERROR_COLOUR = "var(--jp-error-color1)"
+# Marks whose whole text matters (what a memory put in the prompt): never cut.
+_FULL_TEXT_MARKS = ("summary", "retrieved")
+# Marks collapsed into one line by ``messages_html(collapse=True)``.
+_COLLAPSED_MARKS = ("dropped", "summarized")
 
 
 def message_rows(
@@ -39,46 +55,90 @@ def message_rows(
     rows = []
     for i, message in enumerate(messages):
         text = message.content if isinstance(message.content, str) else str(message.content)
-        text = " ".join(text.split())
+        mark = marks[i] if marks is not None else ""
+        if mark in _FULL_TEXT_MARKS:
+            text = "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+        else:
+            text = " ".join(text.split())
+            text = text if len(text) <= width else text[: width - 1] + "…"
         rows.append(
             {
                 "index": i,
                 "role": _ROLE.get(message.type, message.type),
                 "tokens": count_message_tokens(message),
-                "mark": marks[i] if marks is not None else "",
-                "content": text if len(text) <= width else text[: width - 1] + "…",
+                "mark": mark,
+                "content": text,
             }
         )
     return rows
 
 
+def collapsed_line(count: int, mark: str) -> str:
+    """The one line that stands for ``count`` consecutive messages marked ``mark``:
+    "… 23 earlier messages dropped"."""
+    return f"… {count} earlier message{'s' if count != 1 else ''} {mark}"
+
+
 def messages_html(
-    messages: Sequence[BaseMessage], marks: Sequence[str] | None = None, title: str | None = None
+    messages: Sequence[BaseMessage], marks: Sequence[str] | None = None, title: str | None = None,
+    collapse: bool = False,
 ) -> str:
     """HTML table of ``message_rows`` with a total line: the prompt tokens of the marked
     ``kept``/``sent``/``summary``/``retrieved`` messages (all messages when there are no marks)
-    plus the 3 reply-priming tokens."""
+    plus the 3 reply-priming tokens.
+
+    With ``collapse``, each run of consecutive ``dropped`` (or ``summarized``) messages other
+    than system messages is one line, "… 23 earlier messages dropped", so what the model is
+    sent comes first on the screen.
+    Colours come from JupyterLab's theme variables (they read in the light and the dark theme);
+    summary and retrieved messages are shown whole.
+    """
     rows = message_rows(messages, marks)
     sent = [r for r in rows if not r["mark"] or r["mark"] in ("kept", "sent", "summary", "retrieved")]
     total = sum(r["tokens"] for r in sent) + (REPLY_PRIMING_TOKENS if sent else 0)
     show_marks = marks is not None
-    head = "<th>#</th><th>role</th><th>tokens</th>" + ("<th>mark</th>" if show_marks else "")
+    cell = f"padding:2px 6px;line-height:1.4;color:{TEXT_COLOUR};"
+    head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("#", "role", "tokens")) + (
+        f"<th style='{cell}'>mark</th>" if show_marks else "")
     body = []
-    for r in rows:
+    i = 0
+    while i < len(rows):
+        r = rows[i]
         colour = _MARK_COLOURS.get(r["mark"], "transparent")
-        mark = f"<td>{html.escape(r['mark'])}</td>" if show_marks else ""
+        if collapse and r["mark"] in _COLLAPSED_MARKS and r["role"] != "system":
+            j = i  # a run of messages with this mark (a system prompt is always shown)
+            while j < len(rows) and rows[j]["mark"] == r["mark"] and rows[j]["role"] != "system":
+                j += 1
+            tokens = sum(x["tokens"] for x in rows[i:j])
+            mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
+            span = f'{rows[i]["index"]}–{rows[j - 1]["index"]}'
+            body.append(
+                f'<tr class="course-collapsed" style="background:{colour}">'
+                f'<td style="{cell}text-align:left" colspan="2">{span}</td>'
+                f'<td style="{cell}text-align:right">{tokens}</td>{mark}'
+                f'<td style="{cell}text-align:left;font-style:italic">'
+                f'{html.escape(collapsed_line(j - i, r["mark"]))}</td></tr>'
+            )
+            i = j
+            continue
+        mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
         body.append(
-            f'<tr style="background:{colour}"><td>{r["index"]}</td><td>{r["role"]}</td>'
-            f'<td style="text-align:right">{r["tokens"]}</td>{mark}'
-            f'<td style="text-align:left">{html.escape(r["content"])}</td></tr>'
+            f'<tr style="background:{colour}"><td style="{cell}">{r["index"]}</td>'
+            f'<td style="{cell}">{r["role"]}</td>'
+            f'<td style="{cell}text-align:right">{r["tokens"]}</td>{mark}'
+            f'<td style="{cell}text-align:left;white-space:pre-wrap">{html.escape(r["content"])}</td></tr>'
         )
-    caption = f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>" if title else ""
+        i += 1
+    caption = (f"<caption style='text-align:left;color:{TEXT_COLOUR}'><b>{html.escape(title)}</b>"
+               "</caption>" if title else "")
     return (
-        f"<table>{caption}<tr>{head}<th style='text-align:left'>content</th></tr>"
+        f"<table class='course-messages' style='border-collapse:collapse;color:{TEXT_COLOUR};"
+        f"background:transparent'>{caption}<tr>{head}<th style='{cell}text-align:left'>content</th></tr>"
         + "".join(body)
-        + f"<tr><td></td><td><b>prompt</b></td><td style='text-align:right'><b>{total}</b></td>"
-        + ("<td></td>" if show_marks else "")
-        + f"<td style='text-align:left'>tokens of the {len(sent)} messages "
+        + f"<tr><td style='{cell}'></td><td style='{cell}'><b>prompt</b></td>"
+        + f"<td style='{cell}text-align:right'><b>{total}</b></td>"
+        + (f"<td style='{cell}'></td>" if show_marks else "")
+        + f"<td style='{cell}text-align:left'>tokens of the {len(sent)} messages "
         + ("marked kept / summary / retrieved" if show_marks else "")
         + " + 3 reply priming</td></tr>"
         + "</table>"
