@@ -140,6 +140,7 @@ class MemoryStore(MessageMemories, MilvusCollection):
         self.embedding_calls = 0
         """Texts embedded for queries and stored chunks (a batch of n chunks counts n, as
         per-input billing does). The dimension probe at open is not counted."""
+        self.embedding_seconds = 0.0  # time spent in those calls
         self.flush_count = 0
         self.flush_seconds = 0.0
         self._embeddings = embeddings
@@ -391,15 +392,19 @@ class MemoryStore(MessageMemories, MilvusCollection):
         return [float(x) for x in vector]
 
     def _embed_query(self, text: str) -> list[float]:
+        began = time.perf_counter()
         vector = self.embeddings.embed_query(text)
         with self._lock:
             self.embedding_calls += 1
+            self.embedding_seconds += time.perf_counter() - began
         return self._check_vector(vector)
 
     def _embed_documents(self, texts: list[str]) -> list[list[float]]:
+        began = time.perf_counter()
         vectors = self.embeddings.embed_documents(texts)
         with self._lock:
             self.embedding_calls += len(texts)
+            self.embedding_seconds += time.perf_counter() - began
         return [self._check_vector(v) for v in vectors]
 
     def __repr__(self) -> str:

@@ -34,7 +34,8 @@ class _StoresEverything:
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         return list(stored)
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]:
         return list(stored)
 
 
@@ -124,7 +125,8 @@ class RunningSummary:
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         return step.messages if step else list(stored)
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]:
         return list(stored)
 
 
