@@ -238,7 +238,8 @@ def replay(
                 prompt_tokens=prompt_tokens,
                 reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0),
                 memory_calls=after[0] - before[0] - (turn.reply is None),  # all but the answer
-                memory_call_input_tokens=after[1] - before[1] - prompt_tokens,
+                # a recorded reply (two-speaker files) made no answer call to subtract
+                memory_call_input_tokens=after[1] - before[1] - prompt_tokens * (turn.reply is None),
                 memory_call_output_tokens=after[2] - before[2] - answer_output,
                 embedding_calls=strategy.embedding_calls - embeddings_before,
                 overhead_ms=overhead * 1000,

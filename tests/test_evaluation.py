@@ -211,6 +211,7 @@ def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
     rows = evaluate_strategy(FullHistory(), two, model.with_listeners(on_start=calls.append),
                              progress=False)
     assert rows[0].reply == "Three! That is a lot of honey." and rows[0].memory_calls == 0
+    assert all(r.memory_call_input_tokens == 0 for r in rows)  # no call, nothing subtracted
     assert len(calls) == 2  # only the two probes called the model
     assert [(r.probe, r.evidence_reached, r.how) for r in rows[1:]] == [
         (True, True, "verbatim"), (False, None, "unanswerable")]
