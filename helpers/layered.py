@@ -120,7 +120,11 @@ class LayeredMemory:
             (keeping ``window_tokens``); default ``2 * window_tokens``.
         top_k: memories retrieved per question.
         retrieval_tokens: budget of the retrieved section (tokens); lower-ranked memories that do
-            not fit are left out.
+            not fit are left out. Measured with recall (window 250): the easy conversation
+            1.00 evidence recall at 9.9% of full history's prompt tokens with 150 (default);
+            the hard two-speaker one 0.60 at 5.7% with 150 and 0.82 at 7.9% with 300 (its
+            evidence is spread over more, longer statements; with window 300 the easy one was
+            at 10.5% with 120 and 12.2% with 200).
         min_score: ignore memories below this cosine similarity (``None``: keep top-k).
         summary_every: every this many turns, a summary of those turns is written to Milvus (the
             article's plan: 20); ``0`` turns it off.
