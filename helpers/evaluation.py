@@ -96,23 +96,43 @@ def evaluate_strategy(
         progress: show a tqdm progress bar.
 
     Returns:
-        One ``TurnRecord`` per turn; probe turns have ``probe``, ``evidence_reached``, ``how``
-        and ``answer_correct`` set.
+        One ``TurnRecord`` per user turn (an assistant line of a two-speaker file is the reply of
+        the turn before it, see ``conversation_turns``); probe turns have ``probe``,
+        ``evidence_reached``, ``how`` and ``answer_correct`` set. A probe with no evidence
+        (unanswerable) is not a probe for recall: its ``how`` is ``"unanswerable"``.
     """
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}
-    turns = [Turn(t["text"], t["session_id"], t["id"]) for t in conversation["turns"][:max_turns]]
+    turns = conversation_turns(conversation["turns"][:max_turns])
 
     def score(record: TurnRecord, turn: Turn) -> None:
         probe = probes.get(turn.turn_id)
-        if probe is not None:
+        if probe is not None and not probe["expects"]:
+            record.how = "unanswerable"  # no evidence exists: not counted in evidence recall
+        elif probe is not None:
             record.probe = True
             record.evidence_reached, record.how = evidence_reached(record.prompt, probe)
             record.answer_correct = all(w.lower() in record.reply.lower() for w in probe["expects"])
 
     return replay(strategy, tqdm(turns, desc=strategy.name, disable=not progress), model,
                   conversation["system"], on_turn=score)
+
+
+def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
+    """The ``Turn`` objects to replay. A two-speaker file (turns with ``speaker``, e.g.
+    ``hard_conversation.json``): each assistant line becomes the recorded reply of the user turn
+    before it (an AI message, no model call); user turns without one (the probes) are answered by
+    the model. Session dates go with each turn."""
+    out: list[Turn] = []
+    for t in turns:
+        if t.get("speaker") == "assistant":
+            if out and out[-1].reply is None:
+                out[-1] = Turn(out[-1].text, out[-1].session_id, out[-1].turn_id, out[-1].date,
+                               t["text"])
+            continue
+        out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
+    return out
 
 
 def summarize_runs(runs: dict[str, list[TurnRecord]]) -> list[dict]:
@@ -135,6 +155,7 @@ def summarize_runs(runs: dict[str, list[TurnRecord]]) -> list[dict]:
             "all input tokens (total)": prompt_total + total["extra call tokens"],
             "extra embeddings": total["extra embeddings"],
             "overhead ms (p50)": total["overhead ms (p50)"],
+            "overhead ms without embedding (p50)": total["overhead ms without embedding (p50)"],
             "evidence recall": total["evidence recall"],
             "answers correct": total["answers correct"],
         })
@@ -143,8 +164,8 @@ def summarize_runs(runs: dict[str, list[TurnRecord]]) -> list[dict]:
 
 _JSON_FIELDS = ("strategy", "turn", "turn_id", "session_id", "prompt_tokens", "reply_tokens",
                 "memory_calls", "memory_call_input_tokens", "memory_call_output_tokens",
-                "embedding_calls", "overhead_ms", "probe", "evidence_reached", "how",
-                "answer_correct")
+                "embedding_calls", "overhead_ms", "embedding_ms", "probe", "evidence_reached",
+                "how", "answer_correct")
 
 
 def runs_to_json(runs: dict[str, list[TurnRecord]]) -> dict:
@@ -222,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
            else settings.milvus_uri)
     print(f"The evaluation stores its memories in the collection 'evaluation' at {uri}")
     with MemoryStore(uri=uri, token=settings.milvus_token, collection="evaluation",
-                     drop_existing=True, settings=settings) as store:
+                     drop_existing=True, settings=settings, memory_fields=True) as store:
         runs = {}
         for strategy in default_strategies(store, conversation["user_id"]):
             runs[strategy.name] = evaluate_strategy(strategy, conversation, model, args.turns)

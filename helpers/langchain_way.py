@@ -78,7 +78,8 @@ class LibrarySummary:
         """The state after this turn: what the middleware left, plus the reply."""
         return [*self._state, stored[-1]]
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]:
         return list(stored)
 
 

@@ -159,9 +159,10 @@ class MemoryStrategy(Protocol):
       new message and the reply; return what to keep for the next turn. A summary strategy may
       call ``model`` here to fold old messages into its summary; retrieval writes the turn to
       Milvus and keeps nothing.
-    * ``start_session(session_id, stored) -> list[BaseMessage]``: a new conversation begins;
-      return what carries over (all of ``stored`` for a window or a summary, nothing for Milvus
-      strategies, which remember across sessions on their own).
+    * ``start_session(session_id, stored, date="") -> list[BaseMessage]``: a new conversation
+      begins (on ``date``, an ISO date or ``""``; Milvus strategies store it with each message and
+      show it with retrieved memories); return what carries over (all of ``stored`` for a window
+      or a summary, nothing for Milvus strategies, which remember across sessions on their own).
     * ``embedding_calls``: a running count of the texts it has embedded (0 for strategies that
       embed nothing). Model calls need no counter: the loop counts every call made with the
       ``model`` it hands over.
@@ -178,7 +179,8 @@ class MemoryStrategy(Protocol):
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]: ...
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]: ...
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]: ...
 
     @property
     def embedding_calls(self) -> int: ...

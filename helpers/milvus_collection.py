@@ -36,6 +36,11 @@ field           type                    meaning
 ``chunks``      INT64                   how many chunks the turn has (1 for almost all turns)
 ==============  ======================  ===========================================================
 
+Optional, when the collection is created with ``memory_fields=True`` (``kind``, ``speaker``,
+``date``: VARCHAR(32), ``MemoryStore.add_memory``) or ``full_text=True`` (``lexical``, analysed
+VARCHAR of ``recall.lexical_text(content)``, and ``sparse``, its BM25 output from a ``Function``;
+Milvus Lite 3.2.2 and servers >= 2.5 only, else left out with a one-line ``full_text_note``).
+
 Design decisions (numbers measured by ``benchmarks/bench_retrieval.py`` on 2 cores):
 
 * **One row per turn, user and AI text together** (``"User: ...\\nAI: ..."``, as the article
@@ -86,13 +91,18 @@ string); the Lite vs server behaviour was measured on Milvus Lite 3.2.2 and the 
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 from helpers.config import Settings, milvus_connection, milvus_kind
 from helpers.milvus_common import (
+    BM25_MIN_SERVER,
     CONTENT_MAX_BYTES,
     DEFAULT_COLLECTION,
     ID_MAX_LENGTH,
+    LEXICAL_MAX_BYTES,
+    MEMORY_FIELD_MAX_LENGTH,
+    MEMORY_FIELDS,
     OUTPUT_FIELDS,
     TIMESTAMP_MAX_LENGTH,
     USER_ID_MAX_LENGTH,
@@ -103,6 +113,7 @@ from helpers.milvus_common import (
     MilvusUnavailableError,
     StoreClosedError,
     _lite_folder_locked,
+    bm25_analyzer,
     import_pymilvus,
 )
 
@@ -114,6 +125,10 @@ class MilvusCollection:
     subclass sets ``uri``, ``kind``, ``collection``, ``nlist``, ``consistency_level``, ``timeout``
     and provides ``embeddings`` (for the dimension probe).
     """
+
+    has_memory_fields = False  # the kind / speaker / date columns (set when opened)
+    full_text = False  # the BM25 columns (set when opened)
+    full_text_note = ""  # why full_text is off although it was asked for (one line), or ""
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -215,6 +230,12 @@ class MilvusCollection:
             )
         limit = int(fields["content"]["params"].get("max_length", CONTENT_MAX_BYTES))
         self.max_chunk_bytes = min(self.max_chunk_bytes, limit)
+        wanted_full_text = self.full_text
+        self.has_memory_fields = all(n in fields for n in MEMORY_FIELDS)
+        self.full_text = "sparse" in fields and "lexical" in fields
+        if wanted_full_text and not self.full_text:
+            self.full_text_note = (f"collection {self.collection!r} was created without BM25 "
+                                   "columns: hybrid search falls back to dense.")
         return int(fields["vector"]["params"]["dim"])
 
     def _create(self, dim: int) -> None:
@@ -237,6 +258,21 @@ class MilvusCollection:
         index = MilvusClient.prepare_index_params()
         index.add_index(field_name="vector", index_type="IVF_FLAT", metric_type="COSINE",
                         params={"nlist": self.nlist})
+        if self.has_memory_fields:
+            for name in MEMORY_FIELDS:
+                schema.add_field(name, DataType.VARCHAR, max_length=MEMORY_FIELD_MAX_LENGTH)
+        self.full_text = self.full_text and self._server_has_bm25()
+        if self.full_text:
+            from pymilvus import Function, FunctionType
+
+            schema.add_field("lexical", DataType.VARCHAR, max_length=LEXICAL_MAX_BYTES,
+                             enable_analyzer=True, analyzer_params=bm25_analyzer())
+            schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+            schema.add_function(Function(name="lexical_bm25", function_type=FunctionType.BM25,
+                                         input_field_names=["lexical"],
+                                         output_field_names=["sparse"]))
+            index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX",
+                            metric_type="BM25")
         try:
             self._client.create_collection(self.collection, schema=schema, index_params=index,
                                            consistency_level=self.consistency_level,
@@ -248,6 +284,26 @@ class MilvusCollection:
             existing = self._check_existing()
             if existing != dim:
                 raise DimensionMismatchError(self._mismatch_message(existing, dim)) from None
+
+    def _server_has_bm25(self) -> bool:
+        """Milvus Lite 3.2.2 runs BM25 Functions; a server needs >= 2.5 (sets ``full_text_note``)."""
+        if self.kind == "lite":
+            return True
+        try:
+            version = str(self._client.get_server_version(timeout=self.timeout))
+        except Exception:  # noqa: BLE001 - unknown version: try BM25 and let the server say
+            return True
+        found = re.search(r"(\d+)\.(\d+)", version)
+        if found and (int(found[1]), int(found[2])) < BM25_MIN_SERVER:
+            self.full_text_note = (f"Milvus server {version} has no BM25 full-text search (added "
+                                   "in 2.5): hybrid search falls back to dense.")
+            return False
+        return True
+
+    @property
+    def output_fields(self) -> list[str]:
+        """The fields read back for each row (``OUTPUT_FIELDS`` plus the optional columns)."""
+        return [*OUTPUT_FIELDS, *(MEMORY_FIELDS if self.has_memory_fields else [])]
 
     def _ensure_loaded(self) -> None:
         from pymilvus.exceptions import MilvusException

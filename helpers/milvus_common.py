@@ -55,6 +55,11 @@ set here, once, for the model the course ships."""
 SEARCH_LIMIT_MAX = 16384  # Milvus' topk limit
 CHUNK_OVERFETCH = 4  # search top_k * 4 rows, so chunks of one long turn do not crowd out others
 OUTPUT_FIELDS = ["content", "round", "timestamp", "session_id", "turn_id", "chunk", "chunks"]
+MEMORY_FIELDS = ["kind", "speaker", "date"]  # optional columns (MemoryStore(memory_fields=True))
+MEMORY_FIELD_MAX_LENGTH = 32
+LEXICAL_MAX_BYTES = 16384  # recall.lexical_text doubles Korean text (bigrams); 3 bytes a syllable
+HYBRID_CANDIDATES = 50  # rows each of the dense and the BM25 search contribute to the fusion
+BM25_MIN_SERVER = (2, 5)  # BM25 Functions were added in Milvus 2.5
 _NOISY_LOGGERS = ("pymilvus", "milvus_lite")
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -318,6 +323,9 @@ class Memory:
         ids: primary keys of all its rows, in chunk order (one for most turns).
         turn_id: the uuid4 hex shared by its chunks.
         user_id: whose memory it is.
+        kind, speaker, date: the optional columns (``""`` when the collection has none or the
+            row was written by ``add_turn``); see ``MemoryStore.add_memory``.
+        dense_score / lexical_score: a hybrid search's cosine and BM25 parts (``None`` if absent).
     """
 
     content: str
@@ -328,8 +336,39 @@ class Memory:
     ids: tuple[str, ...]
     turn_id: str = ""
     user_id: str = ""
+    kind: str = ""
+    speaker: str = ""
+    date: str = ""
+    dense_score: float | None = None
+    lexical_score: float | None = None
 
     @property
     def chunks(self) -> int:
         """How many rows (chunks) the turn is stored in."""
         return len(self.ids)
+
+
+def bm25_analyzer() -> dict:
+    """The ``analyzer_params`` of the BM25 field: the ``standard`` tokenizer (Milvus Lite 3.2.2
+    has only it and ``jieba``) with ``recall.STOP_WORDS`` removed. Korean and other CJK text
+    reaches it as character bigrams (``recall.lexical_text``)."""
+    from helpers.recall import STOP_WORDS
+
+    return {"tokenizer": "standard", "filter": [{"type": "stop", "stop_words": list(STOP_WORDS)}]}
+
+
+def best_per_turn(hits) -> dict[str, tuple[float, dict]]:
+    """``{turn_id: (score, entity)}`` for the first (best-ranked) chunk of each turn in ``hits``
+    (Milvus returns hits best first whatever the sign of its scores)."""
+    best: dict[str, tuple[float, dict]] = {}
+    for hit in hits:
+        entity = hit["entity"]
+        if entity["turn_id"] not in best:
+            best[entity["turn_id"]] = (float(hit["distance"]), {**entity, "id": hit["id"]})
+    return best
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes, between characters."""
+    data = text.encode("utf-8")
+    return text if len(data) <= max_bytes else data[:max_bytes].decode("utf-8", "ignore")

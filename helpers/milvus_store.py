@@ -2,7 +2,9 @@
 
 ``add_turn`` embeds and writes a turn (chunked by UTF-8 bytes), ``search`` finds a user's turns
 closest to a question (cosine similarity), ``turns`` lists them, ``count`` counts rows, ``flush``
-seals them. The collection itself (schema, index, connecting, errors, design decisions) is
+seals them; ``add_memory`` / ``neighbours`` / ``search(kinds=..., hybrid=...)`` store and find
+one message per row with its kind, speaker and date (``helpers.milvus_memories``, which also
+reads rows back). The collection itself (schema, index, connecting, errors, design decisions) is
 ``helpers.milvus_collection``; ids, filters, chunking and ``Memory`` are ``helpers.milvus_common``.
 The strategy that uses it every turn is ``helpers.retrieval.RetrievalMemory``.
 """
@@ -27,27 +29,28 @@ from helpers.milvus_common import (
     DEFAULT_LITE_FLUSH_EVERY,
     DEFAULT_NLIST,
     DEFAULT_NPROBE,
-    OUTPUT_FIELDS,
+    HYBRID_CANDIDATES,
     SEARCH_LIMIT_MAX,
     DimensionMismatchError,
     InvalidIdError,
     Memory,
+    best_per_turn,
     eq_filter,
     format_turn,
-    in_filter,
     iso_timestamp,
     quiet_milvus_logs,
     split_utf8,
     utf8_len,
     validate_id,
 )
+from helpers.milvus_memories import MessageMemories
 
 # MemoryStore, plus what the lessons import from here (defined in helpers.milvus_common)
 __all__ = ["InvalidIdError", "Memory", "MemoryStore", "eq_filter", "format_turn", "quiet_milvus_logs",
            "utf8_len"]
 
 
-class MemoryStore(MilvusCollection):
+class MemoryStore(MessageMemories, MilvusCollection):
     """A Milvus collection of conversation turns, searched by meaning, isolated per user.
 
     Args:
@@ -77,6 +80,12 @@ class MemoryStore(MilvusCollection):
         timeout: seconds for each Milvus call (also for connecting).
         settings: the ``Settings`` from ``show_setup()``, for the default ``uri`` and ``token``
             (default: read from the environment).
+        memory_fields: create the collection with the ``kind``, ``speaker``, ``date`` columns
+            (``add_memory``, ``search(kinds=...)``); an existing collection keeps its schema
+            (``has_memory_fields`` says what it has).
+        full_text: also the BM25 columns (``search(hybrid=True)``); implies ``memory_fields``.
+            Without BM25 on the server (< 2.5) ``full_text`` is ``False``, ``full_text_note`` says
+            why, and hybrid searches run dense only.
 
     Raises:
         MilvusUnavailableError: the server cannot be reached (the message says how to start one).
@@ -106,6 +115,8 @@ class MemoryStore(MilvusCollection):
         drop_existing: bool = False,
         timeout: float = 30.0,
         settings: Settings | None = None,
+        memory_fields: bool = False,
+        full_text: bool = False,
     ) -> None:
         if uri is None:
             # lesson06 -> the lesson's own Lite folder (helpers.config.lesson_milvus_uri)
@@ -132,6 +143,7 @@ class MemoryStore(MilvusCollection):
         self.embedding_calls = 0
         """Texts embedded for queries and stored chunks (a batch of n chunks counts n, as
         per-input billing does). The dimension probe at open is not counted."""
+        self.embedding_seconds = 0.0  # time spent in those calls
         self.flush_count = 0
         self.flush_seconds = 0.0
         self._embeddings = embeddings
@@ -139,6 +151,8 @@ class MemoryStore(MilvusCollection):
         self._lock = threading.Lock()
         self._unflushed = 0
         self._closed = False
+        self.has_memory_fields, self.full_text = bool(memory_fields or full_text), bool(full_text)
+        self.last_search_note = ""  # what the latest search did instead of what was asked
         self._client = self._connect(token)
         if drop_existing:
             self._client.drop_collection(collection, timeout=timeout)
@@ -213,7 +227,8 @@ class MemoryStore(MilvusCollection):
             vectors = self._embed_documents([user_text])
         return self._insert_chunks(user_id, session_id, round, chunks, timestamp, vectors)
 
-    def _insert_chunks(self, user_id, session_id, round, chunks, timestamp, vectors) -> list[str]:
+    def _insert_chunks(self, user_id, session_id, round, chunks, timestamp, vectors,
+                       extra: dict | None = None) -> list[str]:
         if isinstance(round, bool) or not isinstance(round, int) or round < 0:
             raise ValueError(f"round must be an int >= 0, got {round!r}")
         stamp = iso_timestamp(timestamp)
@@ -230,6 +245,7 @@ class MemoryStore(MilvusCollection):
              "turn_id": turn_id, "chunk": i, "chunks": len(chunks)}
             for i, (chunk, vector) in enumerate(zip(chunks, vectors, strict=True))
         ]
+        self._extra_columns(rows, extra)
         self._call(self._client.insert, self.collection, rows, timeout=self.timeout)
         self._after_write(len(rows))
         return [row["id"] for row in rows]
@@ -293,6 +309,14 @@ class MemoryStore(MilvusCollection):
         session_id: str | None = None,
         *,
         query_vector: Sequence[float] | None = None,
+        kinds: Sequence[str] | None = None,
+        exclude_kinds: Sequence[str] | None = None,
+        hybrid: bool = False,
+        fusion: str = "rrf",
+        rrf_k: int = 60,
+        dense_weight: float = 0.5,
+        lexical_weight: float = 1.0,
+        candidates: int = HYBRID_CANDIDATES,
     ) -> list[Memory]:
         """The ``top_k`` turns of ``user_id`` closest in meaning to ``query`` (cosine similarity).
 
@@ -303,20 +327,32 @@ class MemoryStore(MilvusCollection):
             min_score: drop turns with a similarity below this (e.g. 0.3); ``None`` keeps all.
             session_id: only this conversation's turns (``None``: all of the user's sessions).
             query_vector: a precomputed embedding of length ``dim`` (skips the model).
+            kinds / exclude_kinds: only / no rows of these kinds (a Milvus filter, applied before
+                the top-k is cut); needs ``memory_fields``.
+            hybrid: also BM25 full-text search on ``query``, fused with the dense ranking
+                (``fusion`` ``"rrf"``, k=``rrf_k``, BM25 weight ``lexical_weight``; or
+                ``"weighted"``, min-max scaled, ``dense_weight``); ``candidates`` rows from each.
+                Without BM25 columns: dense only, and ``last_search_note`` says so.
 
         Returns:
             Up to ``top_k`` ``Memory`` objects, best first, each a whole turn (all its chunks
-            reassembled); ``[]`` when the user has no stored turns.
+            reassembled); ``[]`` when the user has no stored turns. A hybrid search's ``score``
+            is the fused score (``dense_score`` / ``lexical_score`` hold the parts).
 
         Raises:
             InvalidIdError: unsafe user or session id.
             DimensionMismatchError: ``query_vector`` (or the model's output) has the wrong length.
             CollectionNotLoadedError: the collection is released and cannot be loaded.
             MilvusUnavailableError: the server went away.
+            MilvusStoreError: ``kinds`` / ``exclude_kinds`` without the kind column.
+            ValueError: an unknown ``fusion``.
         """
         validate_id(user_id, "user id")
         if session_id is not None:
             validate_id(session_id, "session id")
+        self.last_search_note = ""
+        if fusion not in ("rrf", "weighted"):
+            raise ValueError(f"fusion must be 'rrf' or 'weighted', got {fusion!r}")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
         if query_vector is None:
@@ -326,79 +362,26 @@ class MemoryStore(MilvusCollection):
         else:
             vector = self._check_vector(query_vector)
         where = eq_filter(user_id=user_id, **({"session_id": session_id} if session_id else {}))
+        where += self._kind_filter(kinds, exclude_kinds)
+        if hybrid and not self.full_text:
+            self.last_search_note = self.full_text_note or (
+                f"collection {self.collection!r} has no BM25 columns: dense search only.")
+            hybrid = False
+        limit = max(top_k * CHUNK_OVERFETCH, candidates if hybrid else 0)
         hits = self._call(
             self._client.search, self.collection, data=[vector], filter=where,
-            limit=min(top_k * CHUNK_OVERFETCH, SEARCH_LIMIT_MAX), output_fields=OUTPUT_FIELDS,
+            limit=min(limit, SEARCH_LIMIT_MAX), output_fields=self.output_fields,
             search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}},
             anns_field="vector", consistency_level=self.consistency_level, timeout=self.timeout,
         )[0]
-        best: dict[str, tuple[float, dict]] = {}
-        for hit in hits:  # best-scoring chunk per turn, in rank order
-            entity = hit["entity"]
-            turn = entity["turn_id"]
-            if turn not in best:
-                best[turn] = (float(hit["distance"]), {**entity, "id": hit["id"]})
+        best = best_per_turn(hits)  # best-scoring chunk per turn, in rank order
+        if hybrid:
+            return self._hybrid(user_id, query or "", where, best, top_k, limit, min_score,
+                                fusion, rrf_k, dense_weight, lexical_weight)
         ranked = sorted(best.values(), key=lambda pair: -pair[0])[:top_k]
         if min_score is not None:
             ranked = [pair for pair in ranked if pair[0] >= min_score]
         return self._assemble(user_id, ranked)
-
-    def turns(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Memory]:
-        """All stored turns of ``user_id`` (optionally one session), oldest round first.
-
-        Args:
-            user_id, session_id: as in ``search``.
-            limit: at most this many rows are read (1..16384).
-
-        Returns:
-            ``Memory`` objects with ``score=None``, sorted by (timestamp, session, round).
-        """
-        validate_id(user_id, "user id")
-        if session_id is not None:
-            validate_id(session_id, "session id")
-        where = eq_filter(user_id=user_id, **({"session_id": session_id} if session_id else {}))
-        rows = self._query(where, limit=limit)
-        return sorted(self._group(user_id, rows, {}), key=lambda m: (m.timestamp, m.session_id, m.round))
-
-    def count(self, user_id: str | None = None) -> int:
-        """Rows (chunks) stored, for one user or for everyone. On a server a duplicate primary
-        key counts twice (see the module docstring)."""
-        where = eq_filter(user_id=validate_id(user_id)) if user_id is not None else ""
-        result = self._call(self._client.query, self.collection, filter=where,
-                            output_fields=["count(*)"], consistency_level=self.consistency_level,
-                            timeout=self.timeout)
-        return int(result[0]["count(*)"])
-
-    def _assemble(self, user_id: str, ranked: list[tuple[float, dict]]) -> list[Memory]:
-        scores = {entity["turn_id"]: score for score, entity in ranked}
-        rows = [entity for _, entity in ranked if int(entity["chunks"]) == 1]
-        long_turns = [entity["turn_id"] for _, entity in ranked if int(entity["chunks"]) > 1]
-        if long_turns:
-            rows += self._query(f"{eq_filter(user_id=user_id)} and {in_filter('turn_id', long_turns)}")
-        memories = {m.turn_id: m for m in self._group(user_id, rows, scores)}
-        return [memories[turn] for turn in scores if turn in memories]
-
-    def _query(self, where: str, limit: int = SEARCH_LIMIT_MAX) -> list[dict]:
-        return self._call(self._client.query, self.collection, filter=where,
-                          output_fields=["id", *OUTPUT_FIELDS], limit=limit,
-                          consistency_level=self.consistency_level, timeout=self.timeout)
-
-    @staticmethod
-    def _group(user_id: str, rows: list[dict], scores: dict[str, float]) -> list[Memory]:
-        by_turn: dict[str, list[dict]] = {}
-        for row in rows:
-            by_turn.setdefault(row["turn_id"], []).append(row)
-        memories = []
-        for turn, parts in by_turn.items():
-            parts = sorted({int(p["chunk"]): p for p in parts}.values(), key=lambda p: int(p["chunk"]))
-            first = parts[0]
-            memories.append(Memory(
-                content="".join(p["content"] for p in parts), round=int(first["round"]),
-                timestamp=first["timestamp"], session_id=first["session_id"],
-                score=scores.get(turn), ids=tuple(p["id"] for p in parts), turn_id=turn,
-                user_id=user_id,
-            ))
-        return memories
 
     # -- embeddings ------------------------------------------------------------------------------
 
@@ -412,15 +395,19 @@ class MemoryStore(MilvusCollection):
         return [float(x) for x in vector]
 
     def _embed_query(self, text: str) -> list[float]:
+        began = time.perf_counter()
         vector = self.embeddings.embed_query(text)
         with self._lock:
             self.embedding_calls += 1
+            self.embedding_seconds += time.perf_counter() - began
         return self._check_vector(vector)
 
     def _embed_documents(self, texts: list[str]) -> list[list[float]]:
+        began = time.perf_counter()
         vectors = self.embeddings.embed_documents(texts)
         with self._lock:
             self.embedding_calls += len(texts)
+            self.embedding_seconds += time.perf_counter() - began
         return [self._check_vector(v) for v in vectors]
 
     def __repr__(self) -> str:

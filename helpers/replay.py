@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tracers.context import register_configure_hook
 
 from helpers.memory import (
@@ -108,6 +108,7 @@ class TurnRecord:
     memory_call_output_tokens: int = 0  # tokens they returned
     embedding_calls: int = 0  # texts the memory embedded (queries + stored)
     overhead_ms: float = 0.0
+    embedding_ms: float = 0.0  # part of overhead_ms spent embedding (strategies that report it)
     strategy: str = ""
     turn_id: str = ""
     session_id: str = ""
@@ -136,12 +137,14 @@ class TurnRecord:
 
 @dataclass(frozen=True)
 class Turn:
-    """One user message to replay: its text, and optionally its session and id (long
-    conversations, ``helpers.harness``)."""
+    """One user message to replay: its text, and optionally its session, id and the session's
+    ISO date (long conversations, ``helpers.evaluation``)."""
 
     text: str
     session_id: str | None = None
     turn_id: str = ""
+    date: str = ""
+    reply: str | None = None  # the other speaker's recorded line: stored as the reply, no model call
 
 
 def timeline_and_marks(system: SystemMessage, everything: Sequence[BaseMessage],
@@ -175,8 +178,8 @@ def replay(
         strategy: any ``helpers.memory.MemoryStrategy`` (``FullHistory``, ``TokenWindow``,
             ``RunningSummary``, ``RetrievalMemory``, ``LayeredMemory``, ``LibrarySummary`` ...).
         turns: the user's messages in order: strings, or ``Turn`` objects with a session id
-            (``strategy.start_session`` is called whenever it changes; strings or a ``None``
-            session run as one session).
+            (``strategy.start_session`` is called whenever it changes, with the turn's ``date``
+            when it has one; strings or a ``None`` session run as one session).
         model: the chat model (answers; summaries of the strategies that write them).
         system: the system prompt.
         on_turn: called with each finished record and its ``Turn`` (the harness scores probes).
@@ -200,15 +203,17 @@ def replay(
             turn = item if isinstance(item, Turn) else Turn(item)
             if turn.session_id is not None and turn.session_id != session:
                 session = turn.session_id
-                stored = list(strategy.start_session(session, stored))
+                dated = {"date": turn.date} if turn.date else {}  # strategies of your own need none
+                stored = list(strategy.start_session(session, stored, **dated))
             new_message = HumanMessage(turn.text, id=message_id(number, "user"))
             embeddings_before = strategy.embedding_calls
+            embedding_seconds = getattr(strategy, "embedding_seconds", 0.0)
             before = calls.snapshot()
             start = time.perf_counter()
             prompt = strategy.prompt(system, stored, new_message)
             asked = calls.snapshot()
             prompt_done = time.perf_counter()
-            reply = model.invoke(prompt)
+            reply = model.invoke(prompt) if turn.reply is None else AIMessage(turn.reply)
             answer_done = time.perf_counter()
             answered = calls.snapshot()
             reply.id = message_id(number, "reply")
@@ -232,11 +237,13 @@ def replay(
                 marks=marks,
                 prompt_tokens=prompt_tokens,
                 reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0),
-                memory_calls=after[0] - before[0] - 1,  # every model call but the answer
-                memory_call_input_tokens=after[1] - before[1] - prompt_tokens,
+                memory_calls=after[0] - before[0] - (turn.reply is None),  # all but the answer
+                # a recorded reply (two-speaker files) made no answer call to subtract
+                memory_call_input_tokens=after[1] - before[1] - prompt_tokens * (turn.reply is None),
                 memory_call_output_tokens=after[2] - before[2] - answer_output,
                 embedding_calls=strategy.embedding_calls - embeddings_before,
                 overhead_ms=overhead * 1000,
+                embedding_ms=(getattr(strategy, "embedding_seconds", 0.0) - embedding_seconds) * 1000,
                 strategy=strategy.name,
                 cost_note=getattr(strategy, "cost_note", ("", "")),
                 turn_id=turn.turn_id,
@@ -257,8 +264,8 @@ def totals(records: Sequence[TurnRecord]) -> dict:
     ``turns``; ``prompt tokens (total)`` and ``(last turn)``; ``extra calls`` (the memory's model
     calls); ``summary tokens`` (their prompt + output tokens); ``extra call tokens`` (their prompt
     tokens); ``all tokens`` (answer prompts + replies + memory calls); ``extra embeddings``;
-    ``overhead ms (p50)``; ``evidence recall`` and ``answers correct`` (share of probe turns,
-    ``None`` without probes).
+    ``overhead ms (p50)`` and ``overhead ms without embedding (p50)``; ``evidence recall`` and
+    ``answers correct`` (share of probe turns, ``None`` without probes).
     """
     import statistics
 
@@ -278,6 +285,8 @@ def totals(records: Sequence[TurnRecord]) -> dict:
         "extra embeddings": sum(r.embedding_calls for r in records),
         "overhead ms (p50)": round(statistics.median(r.overhead_ms for r in records), 2)
         if records else 0,
+        "overhead ms without embedding (p50)": round(statistics.median(
+            r.overhead_ms - r.embedding_ms for r in records), 2) if records else 0,
         "evidence recall": share([bool(r.evidence_reached) for r in probes]),
         "answers correct": share([bool(r.answer_correct) for r in probes]),
     }

@@ -20,8 +20,9 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
-from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
+from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, split_utf8, validate_id
 from helpers.milvus_store import MemoryStore
+from helpers.recall import classify_turn, recall_within_budget
 
 HISTORY_HEADER = "Relevant history:"
 
@@ -70,6 +71,27 @@ class WrittenTurns:
     def sources(self, memories: Sequence[Memory]) -> tuple[str, ...]:
         """Message ids of the memories' turns (memories written elsewhere have none)."""
         return tuple(i for m in memories for i in self._ids.get((m.session_id, m.round), ()))
+
+
+def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
+                   round_number: int, user: BaseMessage, reply: BaseMessage, date: str = "") -> list[str]:
+    """Store a turn as one row per message (``MemoryStore.add_memory``): the user's words as round
+    ``2r - 1``, the reply as ``2r`` (so a row's neighbours are the messages around it), each with
+    its kind (``recall.classify_turn``), speaker and the session's ``date``; both embedded in one
+    call when each is one chunk. Returns the ids written."""
+    texts = [user.text, reply.text]
+    vectors: list = [None, None]
+    if all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts):
+        vectors = store._embed_documents(texts)
+    ids = []
+    for offset, (message, speaker, vector) in enumerate(
+            zip((user, reply), ("user", "assistant"), vectors, strict=True)):
+        number = 2 * round_number - 1 + offset
+        ids += store.add_memory(user_id, session_id, number, message.text,
+                                kind=classify_turn(message.text, speaker), speaker=speaker,
+                                date=date, vector=vector)
+        written.add(session_id, number, message)
+    return ids
 
 
 @dataclass
@@ -123,6 +145,10 @@ class RetrievalMemory:
         all_sessions: search all the user's sessions (default) or only ``session_id``.
         first_round: the round number (a turn's number within its session) of the first turn
             written.
+        recall_tokens: ``None`` (default): the article's top-k turns. A number: one row per
+            message (``write_messages``; needs ``MemoryStore(..., memory_fields=True)``) and
+            ``recall.recall_within_budget`` with this token budget (statements only, best-first,
+            the top hit's neighbours, session dates; ``top_k`` and ``min_score`` unused).
 
     Attributes:
         last_retrieved: the ``Memory`` list found for the latest question, with scores.
@@ -136,12 +162,16 @@ class RetrievalMemory:
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", top_k: int = 3,
                  min_score: float | None = DEFAULT_MIN_SCORE, all_sessions: bool = True,
-                 first_round: int = 1) -> None:
+                 first_round: int = 1, recall_tokens: int | None = None) -> None:
         self.store = store
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")
         self.top_k, self.min_score, self.all_sessions = top_k, min_score, all_sessions
         self.round = first_round
+        self.recall_tokens, self.session_date = recall_tokens, ""
+        if recall_tokens is not None and not store.has_memory_fields:
+            raise ValueError("recall_tokens needs a store with memory fields: "
+                             "MemoryStore(..., memory_fields=True) on a new collection")
         self.last_retrieved: list[Memory] = []
         self.turns_log: list[RetrievalTurn] = []
         self._written = WrittenTurns()
@@ -149,14 +179,22 @@ class RetrievalMemory:
 
     @property
     def name(self) -> str:
+        if self.recall_tokens is not None:
+            return f"retrieval (Milvus recall {self.recall_tokens} tokens)"
         return f"retrieval (Milvus top-{self.top_k})"
+
+    @property
+    def embedding_seconds(self) -> float:
+        """Seconds spent embedding so far (the replay loop reports overhead without it)."""
+        return self.store.embedding_seconds
 
     @property
     def embedding_calls(self) -> int:
         """Embedding calls made by the store so far (queries + stored chunks)."""
         return self.store.embedding_calls
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage] = ()) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
+                      date: str = "") -> list[BaseMessage]:
         """A new conversation: later turns are written under ``session_id`` from round 1.
         Milvus keeps every earlier session, and searches span them (``all_sessions``).
 
@@ -164,7 +202,7 @@ class RetrievalMemory:
             ``[]``: retrieval keeps no message list.
         """
         self.session_id = validate_id(session_id, "session id")
-        self.round = 1
+        self.round, self.session_date = 1, date
         return []
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
@@ -184,8 +222,13 @@ class RetrievalMemory:
         question = new_message.text
         calls = self.store.embedding_calls
         began = time.perf_counter()
-        memories = self.store.search(self.user_id, question, self.top_k, self.min_score,
-                                     None if self.all_sessions else self.session_id)
+        if self.recall_tokens is not None:
+            memories, block = recall_within_budget(self.store, self.user_id, question,
+                                                   self.recall_tokens)
+        else:
+            memories = self.store.search(self.user_id, question, self.top_k, self.min_score,
+                                         None if self.all_sessions else self.session_id)
+            block = history_block(memories)
         self.last_retrieved = memories
         self._pending = RetrievalTurn(
             round=self.round, question=question, retrieved=memories,
@@ -194,8 +237,8 @@ class RetrievalMemory:
         )
         if not memories:
             return Prompt([system, new_message], [part(SYSTEM, system), part(QUESTION, new_message)])
-        message = HumanMessage(format_retrieved(memories, question))
-        parts = (PromptPart(RETRIEVED, history_block(memories), self._written.sources(memories)),
+        message = HumanMessage(f"{block}\n\nQuestion: {question}")
+        parts = (PromptPart(RETRIEVED, block, self._written.sources(memories)),
                  PromptPart(QUESTION, question, (new_message.id,) if new_message.id else ()))
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
@@ -209,10 +252,16 @@ class RetrievalMemory:
             RetrievalTurn(round=self.round, question=question, retrieved=[])
         calls = self.store.embedding_calls
         began = time.perf_counter()
-        turn.ids = self.store.add_turn(self.user_id, self.session_id, self.round, question, reply.text)
+        if self.recall_tokens is not None:
+            turn.ids = write_messages(self.store, self._written, self.user_id, self.session_id,
+                                      self.round, user, reply, self.session_date)
+        else:
+            turn.ids = self.store.add_turn(self.user_id, self.session_id, self.round, question,
+                                           reply.text)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, user, reply)
+        if self.recall_tokens is None:
+            self._written.add(self.session_id, self.round, user, reply)
         self.turns_log.append(turn)
         self._pending = None
         self.round += 1

@@ -34,7 +34,8 @@ class _StoresEverything:
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         return list(stored)
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]:
         return list(stored)
 
 
@@ -128,7 +129,8 @@ class RunningSummary:
                               system=self._system[0] if self._system else None)
         return step.messages if step else list(stored)
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
+                      date: str = "") -> list[BaseMessage]:
         return list(stored)
 
 

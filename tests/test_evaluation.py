@@ -186,3 +186,32 @@ def test_long_conversation_is_the_generators_output_and_well_formed():
             assert before < at
             assert all(word in stated["text"] for word in probe["expects"])
     assert any(p["changed"] for p in data["probes"])
+
+
+def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
+    from helpers.evaluation import conversation_turns
+
+    two = {**SMALL, "turns": [
+        {"id": "t1", "session_id": "s1", "date": "2025-02-22", "speaker": "user",
+         "text": "I keep three beehives.", "kind": "fact"},
+        {"id": "t2", "session_id": "s1", "date": "2025-02-22", "speaker": "assistant",
+         "text": "Three! That is a lot of honey.", "kind": "reply"},
+        {"id": "t3", "session_id": "s2", "date": "2025-03-04", "speaker": "user",
+         "text": "How many beehives do I keep?", "kind": "probe"},
+        {"id": "t4", "session_id": "s2", "date": "2025-03-04", "speaker": "user",
+         "text": "What is my cat's name?", "kind": "probe"},
+    ], "probes": [SMALL["probes"][0] | {"turn_id": "t3"},
+                  {"turn_id": "t4", "question": "What is my cat's name?", "evidence": [],
+                   "expects": []}]}
+    turns = conversation_turns(two["turns"])
+    assert [(t.turn_id, t.reply, t.date) for t in turns] == [
+        ("t1", "Three! That is a lot of honey.", "2025-02-22"), ("t3", None, "2025-03-04"),
+        ("t4", None, "2025-03-04")]
+    calls = []
+    rows = evaluate_strategy(FullHistory(), two, model.with_listeners(on_start=calls.append),
+                             progress=False)
+    assert rows[0].reply == "Three! That is a lot of honey." and rows[0].memory_calls == 0
+    assert all(r.memory_call_input_tokens == 0 for r in rows)  # no call, nothing subtracted
+    assert len(calls) == 2  # only the two probes called the model
+    assert [(r.probe, r.evidence_reached, r.how) for r in rows[1:]] == [
+        (True, True, "verbatim"), (False, None, "unanswerable")]

@@ -95,3 +95,54 @@ def test_a_lite_path_in_milvus_uri_does_not_break_importing_pymilvus(tmp_path):
                          timeout=180, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "lite"
+
+
+# -- recall: one row per message, kinds, dates (issue 10) ------------------------------------------
+
+DATED = {**SMALL, "turns": [
+    {**t, "date": "2025-02-22" if t["session_id"] == "s1" else "2025-03-04"} for t in SMALL["turns"]]}
+
+
+@pytest.fixture(scope="module")
+def recall_store(tmp_path_factory):
+    from helpers.milvus_store import MemoryStore, quiet_milvus_logs
+
+    quiet_milvus_logs()
+    uri = str(tmp_path_factory.mktemp("recall") / "recall.db")
+    with MemoryStore(uri=uri, collection="layered_recall", drop_existing=True,
+                     memory_fields=True) as store:
+        yield store
+
+
+def test_layered_recall_stores_messages_with_kinds_and_dates(recall_store, model):
+    from helpers.layered import LayeredMemory
+
+    memory = LayeredMemory(recall_store, "rita", "s1", window_tokens=60, max_summary_tokens=80,
+                           retrieval_tokens=70)
+    assert memory.recall and "recall 70 tokens" in memory.name
+    rows = evaluate_strategy(memory, DATED, model, progress=False)
+    stored = recall_store.turns("rita")
+    assert len(stored) == 2 * len(DATED["turns"])  # one row per message, no archive summaries
+    by_text = {m.content: m for m in stored}
+    fact = by_text["I keep three beehives."]
+    assert (fact.kind, fact.speaker, fact.date, fact.round) == ("statement", "user", "2025-02-22", 1)
+    assert by_text["How many beehives do I keep?"].kind == "question"
+    assert {m.speaker for m in stored} == {"user", "assistant"}
+    for turn in memory.log:
+        assert turn.retrieved_section_tokens <= 70 + 10
+    # a new session: the fact comes back from Milvus, dated, marked as the user's, with its id
+    last = rows[-1]
+    assert (last.session_id, last.evidence_reached, last.how) == ("s2", True, "retrieved")
+    (part,) = last.prompt.of_kind("retrieved")
+    assert "[2025-02-22 Sat, s1]" in part.text and "User: I keep three beehives." in part.text
+    assert "t1-user" in part.sources
+    assert "How many beehives" not in part.text  # past questions are never retrieved
+    assert last.embedding_calls == 3  # the question, then both messages in one call
+
+
+def test_layered_recall_needs_memory_fields(store):
+    from helpers.layered import LayeredMemory
+
+    with pytest.raises(ValueError, match="memory_fields=True"):
+        LayeredMemory(store, "tess", recall=True)
+    assert not LayeredMemory(store, "tess").recall  # an older collection: top-k as before

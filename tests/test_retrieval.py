@@ -346,3 +346,31 @@ def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
 
 def test_format_retrieved_shape():
     assert format_retrieved([], "Q?") == "Q?"
+
+
+def test_retrieval_recall_option_sends_dated_speaker_lines_within_the_budget(lite_uri, model):
+    from helpers.replay import Turn
+
+    store = MemoryStore(uri=lite_uri, collection=f"t_{uuid.uuid4().hex[:10]}", dim=DIM,
+                        embeddings=HashEmbeddings(), drop_existing=True, memory_fields=True)
+    try:
+        memory = RetrievalMemory(store, "ria", "s1", recall_tokens=60)
+        assert memory.name == "retrieval (Milvus recall 60 tokens)"
+        turns = [Turn("I keep three beehives.", "s1", "a", "2025-02-22"),
+                 Turn("How many beehives do I keep?", "s1", "b", "2025-02-22"),
+                 Turn("How many beehives do I keep?", "s2", "c", "2025-03-04")]
+        records = replay(memory, turns, model, "Answer briefly.")
+        (part,) = [p for p in records[-1].prompt.parts[1] if p.kind == "retrieved"]
+        assert "[2025-02-22 Sat, s1]\nUser: I keep three beehives." in part.text
+        # questions are stored with kind "question" and never searched: the one hit is the fact;
+        # the user's next line (a question) may come along as its neighbour, within the budget
+        hits = memory.turns_log[-1].retrieved
+        assert hits[0].kind == "statement" and hits[0].content == "I keep three beehives."
+        assert part.sources[0] == "t1-user"
+        assert {m.kind for m in store.turns("ria")} >= {"statement", "question", "reply"}
+        with pytest.raises(ValueError, match="memory_fields=True"):
+            RetrievalMemory(MemoryStore(uri=lite_uri, collection=store.collection + "x", dim=DIM,
+                                        embeddings=HashEmbeddings()), "ria", recall_tokens=60)
+    finally:
+        store.client.release_collection(store.collection)
+        store.drop()

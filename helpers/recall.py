@@ -1,0 +1,362 @@
+"""Retrieval that survives real conversations (issue 10, part 3): pure functions, no Milvus.
+
+Plain top-k retrieval fails on long two-person conversations in measurable ways
+(``benchmarks/bench_recall.py`` has the numbers): earlier *questions* look more like a new question
+than the statement that answers it, a fixed k wastes the budget or drops a memory that does not fit
+without trying the next one, the fact is often in the turn *next to* the hit, and the assistant's
+words get flattened into the user's. This module holds the pieces that fix that, as functions a
+strategy (``RetrievalMemory``, ``LayeredMemory``) can call on whatever its store returns:
+
+* ``classify_turn``: the ``kind`` a turn is stored with (``statement``, ``question``, ``request``,
+  ``reply``, ``dont_know``), so a search can *filter* questions out in Milvus
+  (``MemoryStore.search(..., kinds=FACT_KINDS)``) instead of re-ranking a handful of candidates.
+* ``lexical_text``: the text given to Milvus' BM25 analyzer (Korean/CJK as character bigrams);
+  ``rrf_fuse`` / ``weighted_fuse``: merge the dense and the BM25 ranking (hybrid search). Both
+  live in ``helpers.hybrid`` and are re-exported here.
+* ``select_memories``: fill a token budget best-first, skipping a memory that does not fit and
+  trying the next; optionally bring each hit's neighbouring turns, within the same budget.
+* ``format_memories``: the retrieved memories as the model sees them, grouped by session with the
+  session's date, each line marked with its speaker (the assistant's words stay the assistant's).
+
+Items are duck-typed: anything with the attributes of ``helpers.milvus_store.Memory``
+(``turn_id``, ``content``, ``session_id``, ``round``, and optionally ``date``, ``speaker``,
+``kind``, ``timestamp``) works, so the functions work on any store that returns such items.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from datetime import date as _date
+from typing import Any
+
+from helpers.hybrid import (  # noqa: F401 - re-exported: recall is the one module to import
+    RRF_K,
+    STOP_WORDS,
+    lexical_text,
+    rrf_fuse,
+    weighted_fuse,
+)
+
+#: Kinds worth retrieving as evidence: what was *stated* (by the user or, with ``reply``, the
+#: assistant). Questions, requests and "I don't know" answers are stored but not searched.
+FACT_KINDS = ("statement", "fact")
+#: Every kind ``classify_turn`` returns, plus ``fact`` (an extracted first-person sentence) and
+#: ``summary`` (a stored summary).
+KINDS = ("statement", "question", "request", "reply", "dont_know", "fact", "summary")
+
+_SENTENCE_END = re.compile(r"[.!?。！？…]+[\"')\]]*\s*$")
+_REQUEST_START = re.compile(
+    r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"
+    r"draft|make|show|plan|describe|compare|name|find|create|convert|define|outline|proofread|"
+    r"rewrite|fix|check|can you|could you|would you)\b", re.IGNORECASE)
+_REQUEST_END_KO = re.compile(r"(주세요|주실래요|줘|줄래|알려 줘|부탁해요|부탁드려요)[.!?~]*\s*$")
+_DONT_KNOW = re.compile(
+    r"\b(i\s+(do not|don't|dont)\s+know|i'm not sure|i am not sure|i don't have (that|any)|"
+    r"you (haven't|have not|never) (told|mentioned|said)|no idea|i can't (recall|remember)|"
+    r"i do not have (that|any))\b|모르겠|알 수 없|말씀하신 적이 없", re.IGNORECASE)
+
+
+def classify_turn(text: str, speaker: str = "user") -> str:
+    """The ``kind`` to store a turn with (rules, no model; measured in ``bench_recall.py``).
+
+    Args:
+        text: the turn's text.
+        speaker: ``"user"`` or ``"assistant"`` (anything else is treated as the user).
+
+    Returns:
+        For the assistant: ``"dont_know"`` if it says it does not know ("I don't know", "you
+        haven't told me", "모르겠어요"), else ``"reply"``. For the user: ``"question"`` if the
+        turn's last sentence ends with ``?``; ``"request"`` if it starts like an instruction
+        ("Explain ...", "Give me ...", "Can you ...") or ends like a Korean request (``주세요``);
+        else ``"statement"``. On the hard conversation no evidence turn is a question or a
+        request by these rules (the benchmark checks it).
+
+    Raises:
+        TypeError: ``text`` is not a str.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    stripped = text.strip()
+    if speaker == "assistant":
+        return "dont_know" if _DONT_KNOW.search(stripped) else "reply"
+    if stripped.endswith(("?", "？")) or re.search(r"\?[\"')\]]*$", stripped):
+        return "question"
+    if _REQUEST_START.match(stripped) or _REQUEST_END_KO.search(stripped):
+        return "request"
+    return "statement"
+
+
+# --- selection ------------------------------------------------------------------------------------
+
+
+def fill_budget(ranked: Iterable[Any], budget_tokens: int, cost: Callable[[Any], int],
+                max_items: int | None = None) -> tuple[list[Any], list[Any]]:
+    """Take ``ranked`` items best-first while they fit in ``budget_tokens``; an item that does
+    not fit is skipped and the *next* one is tried (never stop at the first that overflows).
+
+    Args:
+        ranked: items, best first.
+        budget_tokens: tokens available (int >= 0).
+        cost: tokens one item costs as sent (e.g. ``memory_cost``).
+        max_items: stop after this many (``None``: only the budget limits).
+
+    Returns:
+        ``(selected, skipped)``: selected in rank order; skipped = items that did not fit.
+
+    Raises:
+        ValueError: ``budget_tokens`` < 0.
+    """
+    if budget_tokens < 0:
+        raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
+    selected, skipped, used = [], [], 0
+    for item in ranked:
+        if max_items is not None and len(selected) >= max_items:
+            break
+        need = cost(item)
+        if used + need <= budget_tokens:
+            selected.append(item)
+            used += need
+        else:
+            skipped.append(item)
+    return selected, skipped
+
+
+def _key(item: Any) -> Hashable:
+    return getattr(item, "turn_id", None) or id(item)
+
+
+def select_memories(ranked: Sequence[Any], budget_tokens: int, cost: Callable[[Any], int], *,
+                    neighbours: Mapping[Hashable, Sequence[Any]] | None = None,
+                    max_hits: int | None = None,
+                    group_cost: Callable[[Any], tuple[Hashable, int]] | None = None,
+                    neighbour_hits: int | None = None) -> list[Any]:
+    """Best-first budget fill with neighbouring turns.
+
+    For each hit in rank order: take it if it fits (else skip it and go on), then take its
+    neighbours (``neighbours[hit.turn_id]``, nearest first, e.g. the turn before and the one
+    after) that fit and are not already taken. A neighbour that does not fit is skipped too.
+
+    Args:
+        ranked: hits, best first (``Memory``-like: ``turn_id`` identifies an item).
+        budget_tokens: tokens for all selected memories together (>= 0).
+        cost: tokens of one memory as sent (``memory_cost``).
+        neighbours: turn id -> its neighbouring memories (``MemoryStore.neighbours``);
+            ``None``: no neighbours.
+        max_hits: at most this many *hits* (neighbours not counted); ``None``: budget only.
+        group_cost: ``item -> (group, tokens)``: the first item taken from a group also pays
+            ``tokens`` (e.g. the session header line of ``format_memories``, ``header_cost``),
+            so the formatted text stays within the budget.
+        neighbour_hits: only the first this many hits taken bring their neighbours (``None``:
+            every hit). Neighbours cost budget that later hits could use.
+
+    Returns:
+        The selected memories in the order they were taken (hit, its neighbours, next hit ...);
+        ``format_memories`` puts them in conversation order.
+
+    Raises:
+        ValueError: ``budget_tokens`` < 0.
+    """
+    if budget_tokens < 0:
+        raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
+    taken: dict[Hashable, Any] = {}
+    groups: set[Hashable] = set()
+    used, hits = 0, 0
+
+    def take(item: Any) -> bool:
+        nonlocal used
+        need, group = cost(item), None
+        if group_cost is not None:
+            group, extra = group_cost(item)
+            if group not in groups:
+                need += extra
+        if used + need > budget_tokens:
+            return False
+        taken[_key(item)] = item
+        used += need
+        if group_cost is not None:
+            groups.add(group)
+        return True
+
+    for hit in ranked:
+        if max_hits is not None and hits >= max_hits:
+            break
+        if _key(hit) in taken or not take(hit):
+            continue
+        hits += 1
+        if neighbour_hits is not None and hits > neighbour_hits:
+            continue
+        for near in (neighbours or {}).get(_key(hit), ()):
+            if _key(near) not in taken:
+                take(near)
+    return list(taken.values())
+
+
+def nearest_same_speaker(hit: Any, around: Sequence[Any], each_side: int = 1) -> list[Any]:
+    """Of ``around`` (``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the
+    ``each_side`` nearest turns of the hit's own speaker before it and after it, nearest first.
+
+    In a two-person conversation the turn right after a user's statement is the assistant's reply;
+    the user's next turn ("A she! We named her Luna.") is two rounds on. Measured on the hard
+    conversation (budget 300): neighbours of the top hit, same speaker, 0.90 / 0.74 any / all;
+    +-1 any speaker 0.89 / 0.73; +-2 any speaker 0.84 / 0.69 (``bench_recall.py``)."""
+    speaker = getattr(hit, "speaker", "")
+    same = [m for m in around if getattr(m, "speaker", "") == speaker]
+    before = sorted((m for m in same if m.round < hit.round), key=lambda m: -m.round)[:each_side]
+    after = sorted((m for m in same if m.round > hit.round), key=lambda m: m.round)[:each_side]
+    out = []
+    for i in range(each_side):
+        out += [side[i] for side in (before, after) if i < len(side)]
+    return out
+
+
+# --- formatting -----------------------------------------------------------------------------------
+
+DEFAULT_SPEAKERS = {"user": "User", "assistant": "Assistant"}
+
+
+def _weekday(iso: str) -> str:
+    try:
+        return _date.fromisoformat(iso[:10]).strftime("%a")
+    except ValueError:
+        return ""
+
+
+def memory_line(memory: Any, speakers: Mapping[str, str] = DEFAULT_SPEAKERS) -> str:
+    """One memory as one line: ``"User: <text>"`` or ``"Assistant: <text>"`` (speaker from
+    ``memory.speaker``; a memory without one, e.g. an old ``"User: ...\\nAI: ..."`` row, is shown
+    as stored). Line breaks inside become spaces, so one line is one speaker."""
+    text = " ".join(str(memory.content).split())
+    speaker = getattr(memory, "speaker", "") or ""
+    if not speaker:
+        return text
+    return f"{speakers.get(speaker, speaker)}: {text}"
+
+
+def format_memories(memories: Sequence[Any], *, show_dates: bool = True,
+                    speakers: Mapping[str, str] = DEFAULT_SPEAKERS,
+                    header: str = "Relevant memories (oldest first):") -> str:
+    """The retrieved memories as the model is sent them, in conversation order.
+
+    Memories are sorted by (date, session, round); consecutive memories of one session share a
+    header line with the session's date and weekday (so "last Tuesday" can be resolved), and
+    each memory is its own line marked with its speaker::
+
+        Relevant memories (oldest first):
+        [2025-02-22 Sat, session-3]
+        User: I finally did it: I adopted a dog from the shelter last Tuesday!
+        Assistant: Congratulations, that's huge! Is it a he or a she?
+
+    Args:
+        memories: ``Memory``-like items (``content``, ``session_id``, ``round``, optional
+            ``date``, ``speaker``).
+        show_dates: put the date in the session header (``False``: session id only).
+        speakers: display names per stored speaker.
+        header: first line.
+
+    Returns:
+        The text; ``""`` for no memories.
+    """
+    if not memories:
+        return ""
+    ordered = sorted(memories, key=lambda m: (getattr(m, "date", "") or getattr(m, "timestamp", ""),
+                                              m.session_id, m.round))
+    lines, current = [header], None
+    for memory in ordered:
+        group = (memory.session_id, getattr(memory, "date", "") or "")
+        if group != current:
+            current = group
+            lines.append(session_header(memory, show_dates))
+        lines.append(memory_line(memory, speakers))
+    return "\n".join(lines)
+
+
+def session_header(memory: Any, show_dates: bool = True) -> str:
+    """The header line ``format_memories`` writes before a session's memories."""
+    date = getattr(memory, "date", "") or ""
+    if show_dates and date:
+        day = _weekday(date)
+        return f"[{date}{' ' + day if day else ''}, {memory.session_id}]"
+    return f"[{memory.session_id}]"
+
+
+def header_cost(show_dates: bool = True, count: Callable[[str], int] | None = None
+                ) -> Callable[[Any], tuple[Hashable, int]]:
+    """A ``group_cost`` for ``select_memories``: group = (session, date), tokens = its header
+    line plus the line break."""
+    if count is None:
+        from helpers.tokens import count_text_tokens as count
+
+    def group_cost(memory: Any) -> tuple[Hashable, int]:
+        return ((memory.session_id, getattr(memory, "date", "") or ""),
+                count(session_header(memory, show_dates)) + 1)
+
+    return group_cost
+
+
+def memory_cost(memory: Any, count: Callable[[str], int] | None = None,
+                speakers: Mapping[str, str] = DEFAULT_SPEAKERS) -> int:
+    """Tokens one memory costs in ``format_memories`` (its line plus the line break), counted
+    with ``count`` (default ``helpers.tokens.count_text_tokens``, tiktoken cl100k_base). Session
+    header lines (~10 tokens per session shown) are not included: measure the formatted text for
+    the exact total."""
+    if count is None:
+        from helpers.tokens import count_text_tokens as count
+    return count(memory_line(memory, speakers)) + 1
+
+
+# --- the whole step, for a strategy ---------------------------------------------------------------
+
+HEADER = "Relevant memories (oldest first):"
+
+
+def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens: int = 300, *,
+                         kinds: Sequence[str] | None = (*FACT_KINDS, "summary"),
+                         hybrid: bool = False, candidates: int = 30, neighbours_of: int = 1,
+                         show_dates: bool = True, skip: Callable[[Any], bool] | None = None,
+                         count: Callable[[str], int] | None = None) -> tuple[list[Any], str]:
+    """One retrieval step as ``bench_recall.py`` row 7 measured it: search the user's statements,
+    fill ``budget_tokens`` best-first, the top hit brings the same speaker's turn before and after,
+    format with session dates and speakers.
+
+    Args:
+        store: a ``MemoryStore`` opened with ``memory_fields=True`` (``full_text=True`` for
+            ``hybrid``); any object with its ``search`` and ``neighbours`` works.
+        user_id: whose memories.
+        question: the new question (embedded once by ``store.search``).
+        budget_tokens: tokens for the whole formatted text, header lines included (>= 0).
+        kinds: kinds searched (default: statements, extracted facts, stored summaries);
+            ``None`` searches every row.
+        hybrid: add BM25 (RRF, BM25 weight 0.5); measured no gain on the course's conversations.
+        candidates: hits fetched before the budget fill (30 covers 300 tokens of ~13-token
+            statements twice over).
+        neighbours_of: how many of the top hits bring neighbours (0: none).
+        show_dates: session dates in the headers.
+        skip: drop a hit for which this is true (e.g. already in the verbatim window).
+        count: token counter (default tiktoken cl100k_base, ``helpers.tokens.count_text_tokens``).
+
+    Returns:
+        ``(memories, text)``: the selected memories in selection order, and the formatted text
+        (``""`` when nothing fits or nothing is found). ``count(text) <= budget_tokens``.
+
+    Raises:
+        whatever ``store.search`` raises (e.g. ``MilvusStoreError`` without memory fields).
+    """
+    if count is None:
+        from helpers.tokens import count_text_tokens as count
+    hits = store.search(user_id, question, candidates, kinds=kinds, hybrid=hybrid,
+                        lexical_weight=0.5)
+    if skip is not None:
+        hits = [h for h in hits if not skip(h)]
+    near: dict[Hashable, list[Any]] = {}
+    if neighbours_of > 0 and hits:
+        around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
+        near = {h.turn_id: nearest_same_speaker(h, around.get(h.turn_id, []), 1)
+                for h in hits[:neighbours_of]}
+    head = count(HEADER) + 1
+    if budget_tokens < head:
+        return [], ""
+    chosen = select_memories(hits, budget_tokens - head, lambda m: memory_cost(m, count),
+                             neighbours=near, neighbour_hits=neighbours_of,
+                             group_cost=header_cost(show_dates, count))
+    return chosen, format_memories(chosen, show_dates=show_dates, header=HEADER)
