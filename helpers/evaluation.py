@@ -8,14 +8,16 @@ probe turns:
 
 * ``evidence_reached``: whether the facts that answer the probe reached the model. A probe lists
   its evidence turns and the words that carry the answer (``expects``); the evidence reached the
-  model if every expected word is in the text of the prompt's memory parts, whether verbatim (the
-  turn itself was sent), through the running summary, or retrieved from Milvus. ``how`` says
-  which, from the prompt's typed parts (``helpers.memory.Prompt``). This measures memory, not the
-  model: a model can still answer badly.
+  model if every evidence turn is in the prompt by message id (the prompt's typed parts name their
+  sources, ``helpers.memory.PromptPart``): sent verbatim, retrieved from Milvus, or folded into the
+  running summary with the answer's words still in it. Words that appear only in some other
+  message do not count. ``how`` says which. This measures memory, not the model: a model can
+  still answer badly.
 * ``answer_correct``: whether the reply contains the expected words. With the offline stand-in
   this mostly mirrors evidence recall; with a real model configured it is answer accuracy.
 
-Evidence recall of a strategy = probes whose evidence reached the model / all probes.
+Evidence recall of a strategy = probes whose evidence reached the model / answerable probes (a
+probe with no evidence, "unanswerable", is left out).
 ``summarize_runs`` makes the results table; ``python -m helpers.evaluation`` (``make evaluate``)
 runs ``default_strategies`` headless.
 """
@@ -30,7 +32,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from helpers.data import data_dir
-from helpers.memory import RETRIEVED, SUMMARY, VERBATIM, MemoryStrategy, Prompt
+from helpers.memory import RETRIEVED, SUMMARY, VERBATIM, MemoryStrategy, Prompt, PromptPart, message_id
 from helpers.replay import Turn, TurnRecord, replay, totals
 from helpers.tokens import count_tokens
 
@@ -52,29 +54,72 @@ def load_long_conversation(path: str | Path | None = None) -> dict:
     return data
 
 
-def evidence_reached(prompt: Prompt, probe: dict) -> tuple[bool, str | None]:
-    """Did the words that answer ``probe`` reach the model, and how?
+def evidence_reached(prompt: Prompt, probe: dict,
+                     evidence_ids: dict[str, str] | None = None) -> tuple[bool, str | None]:
+    """Did the turns that answer ``probe`` reach the model, and how?
+
+    The honest measure (``evidence_ids`` given, as ``evaluate_strategy`` does): every evidence
+    turn of the probe must be in the prompt, found by message id in the typed parts' ``sources``
+    (``helpers.memory.PromptPart``): sent verbatim, retrieved, or folded into the running summary.
+    Through the summary only counts when the answer's words (``expects``) survived the folding,
+    i.e. are in the text of the parts that carry the evidence. Words that happen to appear in some
+    other message (an earlier question still in the window, an answer the model gave) count for
+    nothing: that leak made the word-only measure lenient (50 of a 20-message window's 52 "hits"
+    on real conversations).
 
     Args:
-        prompt: the ``Prompt`` the answer call was sent (its typed parts say what is verbatim,
-            summary or retrieved; the question itself and the system prompt are not evidence).
-        probe: a probe of the long conversation (``question``, ``expects``).
+        prompt: the ``Prompt`` the answer call was sent.
+        probe: a probe of the conversation (``evidence``: turn ids; ``expects``: answer words).
+        evidence_ids: data turn id -> message id in the replay (``replay_message_ids``). ``None``:
+            the word-only measure, for prompts whose parts name no sources (every expected word
+            anywhere in the verbatim, summary or retrieved text).
 
     Returns:
-        ``(reached, how)``: ``how`` is ``"verbatim"`` (in a message of the conversation itself),
-        ``"summary"`` (in the running summary), ``"retrieved"`` (in retrieved memories) or
-        ``None``; ``"mixed"`` when only parts together hold every expected word. The first part
-        that holds every expected word wins.
+        ``(reached, how)``: ``how`` is ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"``
+        (evidence spread over several kinds of parts) or ``None`` when not reached.
     """
-    texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
-             for kind in (VERBATIM, SUMMARY, RETRIEVED)}
     words = [word.lower() for word in probe["expects"]]
-    if not all(word in "\n".join(texts.values()) for word in words):
+    if evidence_ids is None:
+        texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
+                 for kind in (VERBATIM, SUMMARY, RETRIEVED)}
+        if not all(word in "\n".join(texts.values()) for word in words):
+            return False, None
+        for how in (VERBATIM, SUMMARY, RETRIEVED):
+            if all(word in texts[how] for word in words):
+                return True, how
+        return True, "mixed"
+    covering: dict[str, list[PromptPart]] = {}
+    for kind in (VERBATIM, RETRIEVED, SUMMARY):
+        for piece in prompt.of_kind(kind):
+            for source in piece.sources:
+                covering.setdefault(source, []).append(piece)
+    needed = [evidence_ids.get(turn_id) for turn_id in probe["evidence"]]
+    if not needed or any(m is None or m not in covering for m in needed):
         return False, None
-    for how in (VERBATIM, SUMMARY, RETRIEVED):
-        if all(word in texts[how] for word in words):
-            return True, how
-    return True, "mixed"
+    carriers = {id(p): p for m in needed for p in covering[m]}.values()
+    direct = {m for m in needed if any(p.kind != SUMMARY for p in covering[m])}
+    if len(direct) < len(needed):  # some evidence only through the summary: its facts must be there
+        text = "\n".join(p.text for p in carriers).lower()
+        if not all(word in text for word in words):
+            return False, None
+    kinds = {p.kind for p in carriers}
+    return True, kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
+    """Data turn id -> the message id the replay gives it (``helpers.memory.message_id``), for
+    the turns ``conversation_turns`` makes: a user line is ``t<n>-user``, an assistant line of a
+    two-speaker file the ``t<n>-reply`` of the user turn before it."""
+    ids: dict[str, str] = {}
+    number, reply_open = 0, False
+    for t in turns:
+        if t.get("speaker") == "assistant":
+            if number and reply_open:
+                ids[t["id"]], reply_open = message_id(number, "reply"), False
+            continue
+        number += 1
+        ids[t["id"]], reply_open = message_id(number, "user"), True
+    return ids
 
 
 def evaluate_strategy(
@@ -105,6 +150,7 @@ def evaluate_strategy(
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}
     turns = conversation_turns(conversation["turns"][:max_turns])
+    evidence_ids = replay_message_ids(conversation["turns"][:max_turns])
 
     def score(record: TurnRecord, turn: Turn) -> None:
         probe = probes.get(turn.turn_id)
@@ -112,7 +158,7 @@ def evaluate_strategy(
             record.how = "unanswerable"  # no evidence exists: not counted in evidence recall
         elif probe is not None:
             record.probe = True
-            record.evidence_reached, record.how = evidence_reached(record.prompt, probe)
+            record.evidence_reached, record.how = evidence_reached(record.prompt, probe, evidence_ids)
             record.answer_correct = all(w.lower() in record.reply.lower() for w in probe["expects"])
 
     return replay(strategy, tqdm(turns, desc=strategy.name, disable=not progress), model,

@@ -49,7 +49,7 @@ from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
 from helpers.milvus_store import MemoryStore
 from helpers.recall import FACT_KINDS, recall_within_budget
-from helpers.retrieval import WrittenTurns, chronological, write_messages
+from helpers.retrieval import StoreCounters, WrittenTurns, chronological, write_messages
 from helpers.summarization import (
     TokenTrigger,
     conversation_language,
@@ -106,7 +106,7 @@ class LayeredTurn:
     embedding_calls: int = 0
 
 
-class LayeredMemory:
+class LayeredMemory(StoreCounters):
     """Window + running summary + Milvus recall, as a ``helpers.memory.MemoryStrategy``.
 
     Args:
@@ -199,15 +199,6 @@ class LayeredMemory:
                     f"recall {self.retrieval_tokens} tokens)")
         return (f"layered (window {self.window_tokens} + summary {self.max_summary_tokens} + "
                 f"top-{self.top_k} recall)")
-
-    @property
-    def embedding_seconds(self) -> float:
-        """Seconds spent embedding so far (the replay loop reports overhead without it)."""
-        return self.store.embedding_seconds
-
-    @property
-    def embedding_calls(self) -> int:
-        return self.store.embedding_calls
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:

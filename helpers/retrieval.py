@@ -127,7 +127,24 @@ class RetrievalTurn:
         }
 
 
-class RetrievalMemory:
+class StoreCounters:
+    """The embedding counters of a strategy that keeps its memories in ``self.store`` (a
+    ``MemoryStore``), as the replay loop reads them (``helpers.memory.MemoryStrategy``)."""
+
+    store: MemoryStore
+
+    @property
+    def embedding_seconds(self) -> float:
+        """Seconds spent embedding so far (the replay loop reports overhead without it)."""
+        return self.store.embedding_seconds
+
+    @property
+    def embedding_calls(self) -> int:
+        """Embedding calls made by the store so far (queries + stored chunks)."""
+        return self.store.embedding_calls
+
+
+class RetrievalMemory(StoreCounters):
     """Retrieval memory as a ``helpers.memory.MemoryStrategy``.
 
     Per turn: ``prompt`` embeds the new question, searches the user's top-k turns in Milvus and
@@ -182,16 +199,6 @@ class RetrievalMemory:
         if self.recall_tokens is not None:
             return f"retrieval (Milvus recall {self.recall_tokens} tokens)"
         return f"retrieval (Milvus top-{self.top_k})"
-
-    @property
-    def embedding_seconds(self) -> float:
-        """Seconds spent embedding so far (the replay loop reports overhead without it)."""
-        return self.store.embedding_seconds
-
-    @property
-    def embedding_calls(self) -> int:
-        """Embedding calls made by the store so far (queries + stored chunks)."""
-        return self.store.embedding_calls
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:

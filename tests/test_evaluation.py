@@ -215,3 +215,40 @@ def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
     assert len(calls) == 2  # only the two probes called the model
     assert [(r.probe, r.evidence_reached, r.how) for r in rows[1:]] == [
         (True, True, "verbatim"), (False, None, "unanswerable")]
+
+
+def test_evidence_is_reached_by_its_turn_ids_not_by_words_elsewhere():
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from helpers.evaluation import evidence_reached, replay_message_ids
+    from helpers.memory import COVERS_KEY, SUMMARY_ID, label
+
+    turns = [{"id": "t001", "speaker": "user", "text": "I grew up in Jeonju."},
+             {"id": "t002", "speaker": "assistant", "text": "Nice city."},
+             {"id": "t003", "speaker": "user", "text": "Did I say I grew up in Jeonju?"},
+             {"id": "t004", "speaker": "assistant", "text": "Yes."},
+             {"id": "t005", "speaker": "user", "text": "Where did I grow up?"}]
+    ids = replay_message_ids(turns)
+    assert ids == {"t001": "t1-user", "t002": "t1-reply", "t003": "t2-user", "t004": "t2-reply",
+                   "t005": "t3-user"}
+    probe = {"evidence": ["t001"], "expects": ["Jeonju"]}
+    system, question = SystemMessage("Be brief."), HumanMessage("Where did I grow up?", id="t3-user")
+    evidence = HumanMessage(turns[0]["text"], id="t1-user")
+    leak = HumanMessage(turns[2]["text"], id="t2-user")  # the answer's word, in a later question
+    window = label([system, leak, AIMessage("Yes.", id="t2-reply"), question], system, question)
+    assert evidence_reached(window, probe) == (True, "verbatim")  # the word-only measure: a leak
+    assert evidence_reached(window, probe, ids) == (False, None)  # the honest one
+    sent = label([system, evidence, question], system, question)
+    assert evidence_reached(sent, probe, ids) == (True, "verbatim")
+    kept = SystemMessage("Summary: the user grew up in Jeonju.", id=SUMMARY_ID,
+                         additional_kwargs={COVERS_KEY: ["t1-user", "t1-reply"]})
+    assert evidence_reached(label([system, kept, question], system, question), probe, ids) == (
+        True, "summary")
+    lost = SystemMessage("Summary: the user talked about cities.", id=SUMMARY_ID,
+                         additional_kwargs={COVERS_KEY: ["t1-user", "t1-reply"]})
+    assert evidence_reached(label([system, lost, question], system, question), probe, ids) == (
+        False, None)  # folded in, but the fact did not survive
+    two = {"evidence": ["t001", "t003"], "expects": ["Jeonju"]}  # every evidence turn is needed
+    assert evidence_reached(sent, two, ids) == (False, None)
+    both = label([system, kept, leak, question], system, question)
+    assert evidence_reached(both, two, ids) == (True, "mixed")
