@@ -125,6 +125,7 @@ print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "all_share": float(all_share),
                   "fit_rows": len(context_fit(yours)),
                   "korean": korean_results["evidence recall"].to_dict(), "korean_live": RUN_KOREAN,
+                  "hard": hard_results["evidence recall"].to_dict(),
                   "missed": len(missed), "selfchecks": _selfchecks}))
 """,
 }
@@ -325,6 +326,10 @@ def test_08_measuring_memory_meets_the_goal():
     korean = shown["korean"]  # the Korean twin, from the saved run (RUN_KOREAN = False)
     assert shown["korean_live"] is False and len(korean) == 6 and korean["full history"] == 1.0
     assert korean["retrieval (Milvus top-3)"] >= 0.9
+    hard = shown["hard"]  # the hard conversation, saved run: where the easy result stops
+    assert hard["full history"] == 1.0 and hard["count window (20 messages)"] == 0.0
+    layered_hard = next(v for k, v in hard.items() if k.startswith("layered"))
+    assert 0.4 < layered_hard < 0.8 and hard["retrieval (Milvus top-3)"] < layered_hard
     assert shown["missed"] == round((1 - layered["evidence recall"]) * 40)  # the goal cell's list
     # the course's goal: >= 95% of full history's recall with <= 10% of its prompt tokens
     assert shown["recall_share"] >= 0.95
