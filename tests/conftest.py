@@ -67,3 +67,27 @@ def e5():
     from helpers.models import get_embeddings
 
     return get_embeddings()
+
+
+@pytest.fixture(scope="module")
+def model():
+    """The offline stand-in chat model (a test file may define its own ``model``)."""
+    from helpers.course.offline_model import OfflineChatModel
+
+    return OfflineChatModel()
+
+
+@pytest.fixture(scope="module")
+def intro():
+    """The 8-turn English introduction (``data/conversations/alice_intro_en.json``)."""
+    from helpers.data import load_conversation
+
+    return load_conversation("alice_intro_en")
+
+
+@pytest.fixture(scope="module")
+def month():
+    """The 17-turn English month (``data/conversations/alice_month_en.json``)."""
+    from helpers.data import load_conversation
+
+    return load_conversation("alice_month_en")

@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from helpers.course.offline_model import OfflineChatModel
 from helpers.course.widgets import cost_table
-from helpers.data import load_conversation
 from helpers.langchain_way import LibrarySummary
 from helpers.memory import QUESTION, SUMMARY, SYSTEM, VERBATIM, MemoryStrategy
 from helpers.replay import cost_summary, replay, totals
@@ -19,21 +17,6 @@ from helpers.tokens import count_message_tokens, count_tokens
 UNKNOWN = "I don't know: nothing in the messages I was sent says that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
 LISBON = 'You told me: "I live in Lisbon with my cat, Miso."'
-
-
-@pytest.fixture(scope="module")
-def model():
-    return OfflineChatModel()
-
-
-@pytest.fixture(scope="module")
-def intro():
-    return load_conversation("alice_intro_en")
-
-
-@pytest.fixture(scope="module")
-def month():
-    return load_conversation("alice_month_en")
 
 
 def run(strategy, conversation, model, extra_turns=()):

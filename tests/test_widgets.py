@@ -1,44 +1,21 @@
-"""Tests for helpers.course.widgets: the lesson 04/05 explorers and the strategy comparison table."""
+"""Tests for helpers.course.widgets: the lesson 04/05 explorers and the strategy comparison table.
+The fixtures ``model``, ``intro`` and ``month`` come from conftest.py."""
 
 from __future__ import annotations
 
 import html
 import re
 
-import pytest
 from langchain_core.messages import SystemMessage
+from test_replay import LISBON, MADRID, UNKNOWN, run  # shared replies and replay helper
 
 from helpers.course.offline_model import OfflineChatModel
 from helpers.course.widgets import SummaryExplorer, TruncationExplorer, compare_strategies
 from helpers.data import load_conversation
-from helpers.replay import cost_summary, replay
+from helpers.replay import cost_summary
 from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
 from helpers.summarization import CountTrigger, TokenTrigger, is_summary
 from helpers.tokens import count_message_tokens
-
-UNKNOWN = "I don't know: nothing in the messages I was sent says that."
-MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
-LISBON = 'You told me: "I live in Lisbon with my cat, Miso."'
-
-
-@pytest.fixture(scope="module")
-def model():
-    return OfflineChatModel()
-
-
-@pytest.fixture(scope="module")
-def intro():
-    return load_conversation("alice_intro_en")
-
-
-@pytest.fixture(scope="module")
-def month():
-    return load_conversation("alice_month_en")
-
-
-def run(strategy, conversation, model, extra_turns=()):
-    return replay(strategy, [*conversation.turns, *extra_turns], model, conversation.system)
-
 
 # --- widgets -------------------------------------------------------------------------------
 
