@@ -23,12 +23,16 @@ starts with an empty window and summary: only Milvus carries over.
 
 **Recall** (issue 10, part 3; on when the store has the ``kind`` / ``speaker`` / ``date`` columns,
 ``MemoryStore(..., memory_fields=True)``): each message is its own row, with its kind
-(``recall.classify_turn``: statement, question, request, reply, dont_know), speaker and the
-session's date (``start_session(..., date=...)``). Before an answer,
-``recall.recall_within_budget`` searches only statements and stored summaries (past questions and
-"I don't know" answers never crowd facts out), fills ``retrieval_tokens`` best-first (a memory
-that does not fit is skipped, the next one tried), brings the top hit's neighbouring lines of the
-same speaker, and shows each session's date and each line's speaker (``User:`` / ``Assistant:``).
+(``recall.classify_turn``: statement, question, request, reply, dont_know; ``echo`` for an answer
+that only repeats the memories it was sent, ``recall.is_echo``), speaker and the session's date
+(``start_session(..., date=...)``). When the new message asks something (a question or a
+request), ``recall.recall_within_budget`` searches only statements (either speaker's: in a
+conversation between two people the other one's "I painted a sunrise last year" is a fact too),
+so past questions, "I don't know" answers and echoes never crowd facts out; it fills the budget
+(``retrieval_budget``: ``retrieval_tokens``, growing with the history by ``retrieval_share``)
+best-first (a memory that does not fit is skipped, the next one tried), brings the top hit's
+neighbouring lines of the same speaker, and shows each session's date and each line's speaker
+(``User:`` / ``Assistant:``). A statement gets ``statement_retrieval_tokens`` (default none).
 Without those columns (an older collection) it retrieves the top-k turns as before.
 
 How this differs from the library way: LangChain has each layer (``trim_messages``,
@@ -48,7 +52,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
 from helpers.milvus_store import MemoryStore
-from helpers.recall import FACT_KINDS, recall_within_budget
+from helpers.recall import FACT_KINDS, classify_turn, recall_within_budget
 from helpers.retrieval import StoreCounters, WrittenTurns, chronological, write_messages
 from helpers.summarization import (
     TokenTrigger,
@@ -68,6 +72,8 @@ class WindowBudgetError(ValueError):
 
 
 OVERFETCH = 4  # search top_k * 4, then rank_memories picks top_k
+#: The most a question's retrieved section grows to with ``retrieval_share`` (tokens).
+MAX_RETRIEVAL_TOKENS = 4000
 
 
 def rank_memories(memories: Sequence[Memory]) -> list[Memory]:
@@ -104,6 +110,7 @@ class LayeredTurn:
     summary_calls: int = 0
     archive_calls: int = 0
     embedding_calls: int = 0
+    supplied: str = ""  # the summary and memories sent: a reply that only repeats them is an echo
 
 
 class LayeredMemory(StoreCounters):
@@ -117,14 +124,27 @@ class LayeredMemory(StoreCounters):
             the question; see ``token_window``).
         max_summary_tokens: cap of the running summary (tokens).
         summarize_over: the stored recent messages are summarized when they pass this many tokens
-            (keeping ``window_tokens``); default ``2 * window_tokens``.
-        top_k: memories retrieved per question.
-        retrieval_tokens: budget of the retrieved section (tokens); lower-ranked memories that do
-            not fit are left out. Measured with recall (window 250): the easy conversation
-            1.00 evidence recall at 9.9% of full history's prompt tokens with 150 (default);
-            the hard two-speaker one 0.60 at 5.7% with 150 and 0.82 at 7.9% with 300 (its
-            evidence is spread over more, longer statements; with window 300 the easy one was
-            at 10.5% with 120 and 12.2% with 200).
+            (keeping ``window_tokens``); default ``max(800, 2 * window_tokens)``: fewer, larger
+            summary calls (each call re-sends the summary and its instructions; on the Korean
+            easy conversation folding at 400 spent 3.0% of full history's tokens on summary
+            calls, at 800 1.1%). Messages between the window and the next fold are in Milvus.
+        top_k: memories retrieved per question (only without ``recall``).
+        retrieval_tokens: budget of the retrieved section when the new message asks something
+            (a question or a request, ``recall.classify_turn``); lower-ranked memories that do not
+            fit are left out. With recall the budget is at least this, and grows with what is
+            stored (``retrieval_share``). Measured with recall, window 200, summary 200
+            (offline models, issue 10): the hard conversation 0.51 / 0.75 / 0.78 / 0.82 / 0.84
+            evidence recall with 150 / 300 / 400 / 500 / 600; with window 150, 500 keeps the
+            easy ones at 1.00 within 10% of full history's tokens, summary calls included.
+        retrieval_share: with recall, a question's budget is ``max(retrieval_tokens,
+            retrieval_share * tokens written to Milvus so far)``, at most
+            ``MAX_RETRIEVAL_TOKENS``: the longer the history, the more there is to find (a
+            conversation five times as long as the hard one spreads its evidence over five
+            times as many memories). ``0`` keeps the budget fixed.
+        statement_retrieval_tokens: the budget when the new message states something (recall
+            only; default 0: memory is searched when the user asks or requests, a statement is
+            answered from the window and summary). On the hard conversation, 150 here cost 0.7%
+            more of full history's tokens and bought no recall.
         min_score: ignore memories below this cosine similarity (``None``: keep top-k).
         summary_every: every this many turns, a summary of those turns is written to Milvus (the
             article's plan: 20); ``0`` turns it off.
@@ -155,17 +175,19 @@ class LayeredMemory(StoreCounters):
         user_id: str,
         session_id: str = "default",
         *,
-        window_tokens: int = 250,
-        max_summary_tokens: int = 450,
+        window_tokens: int = 150,
+        max_summary_tokens: int = 200,
         summarize_over: int | None = None,
         top_k: int = 3,
-        retrieval_tokens: int = 150,
+        retrieval_tokens: int = 500,
         min_score: float | None = DEFAULT_MIN_SCORE,
         summary_every: int = 20,
         embed: str = "user",
         recall: bool | None = None,
         recall_kinds: Sequence[str] = FACT_KINDS,
         session_date: str = "",
+        statement_retrieval_tokens: int = 0,
+        retrieval_share: float = 0.05,
     ) -> None:
         if window_tokens < 1 or max_summary_tokens < 1 or retrieval_tokens < 1 or top_k < 1:
             raise ValueError("window_tokens, max_summary_tokens, retrieval_tokens and top_k must be "
@@ -175,7 +197,7 @@ class LayeredMemory(StoreCounters):
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
-        self.trigger = TokenTrigger(summarize_over or 2 * window_tokens, window_tokens)
+        self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.top_k, self.retrieval_tokens, self.min_score = top_k, retrieval_tokens, min_score
         self.summary_every = summary_every
         self.embed = embed
@@ -185,6 +207,12 @@ class LayeredMemory(StoreCounters):
                              "MemoryStore(..., memory_fields=True) on a new collection")
         self.session_date = session_date
         self.recall_kinds = tuple(recall_kinds)
+        if statement_retrieval_tokens < 0 or not 0 <= retrieval_share <= 1:
+            raise ValueError("statement_retrieval_tokens must be >= 0 and retrieval_share in "
+                             f"[0, 1], got {statement_retrieval_tokens}, {retrieval_share}")
+        self.statement_retrieval_tokens = statement_retrieval_tokens
+        self.retrieval_share = retrieval_share
+        self.stored_tokens = 0  # tokens of the messages written to Milvus so far
         self.round = 1
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Memory] = []  # what the latest prompt() retrieved
@@ -242,6 +270,7 @@ class LayeredMemory(StoreCounters):
         if retrieved is not None:
             sections.append(retrieved)
             turn.retrieved_section_tokens = count_message_tokens(retrieved)
+        turn.supplied = "\n".join(m.text for m in sections[1:])
         return label([*sections, *window], system, new_message)
 
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
@@ -275,11 +304,25 @@ class LayeredMemory(StoreCounters):
                              additional_kwargs={COVERS_KEY: list(self._written.sources(
                                  [m for m, _ in lines]))})
 
+    def retrieval_budget(self, message: str) -> int:
+        """Tokens the retrieved section may take for ``message`` (recall on): for a question or
+        request (``recall.classify_turn``) ``retrieval_tokens`` or, when more,
+        ``retrieval_share`` of the tokens written to Milvus so far (at most
+        ``MAX_RETRIEVAL_TOKENS``); for a statement ``statement_retrieval_tokens``."""
+        if classify_turn(message) not in ("question", "request"):
+            return self.statement_retrieval_tokens
+        grown = min(MAX_RETRIEVAL_TOKENS, int(self.retrieval_share * self.stored_tokens))
+        return max(self.retrieval_tokens, grown)
+
     def _recall(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
+        budget = self.retrieval_budget(question)
+        if budget < 1:
+            self._turn.retrieved = self.last_retrieved = []
+            return None
         calls = self.store.embedding_calls
         in_window = {" ".join(m.text.split()) for m in window}
         memories, text = recall_within_budget(
-            self.store, self.user_id, question, self.retrieval_tokens,
+            self.store, self.user_id, question, budget, candidates=max(30, budget // 10),
             kinds=self.recall_kinds, skip=lambda m: " ".join(m.content.split()) in in_window)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(memories)
@@ -307,7 +350,8 @@ class LayeredMemory(StoreCounters):
         calls = self.store.embedding_calls
         if self.recall:
             write_messages(self.store, self._written, self.user_id, self.session_id, self.round,
-                           user, reply, self.session_date)
+                           user, reply, self.session_date, supplied=turn.supplied)
+            self.stored_tokens += count_text_tokens(user.text) + count_text_tokens(reply.text)
         else:
             self.store.add_turn(self.user_id, self.session_id, self.round, user.text, reply.text,
                                 embed=self.embed)

@@ -43,9 +43,8 @@ from helpers.hybrid import (  # noqa: F401 - re-exported: recall is the one modu
 FACT_KINDS = ("statement", "fact")
 #: Every kind ``classify_turn`` returns, plus ``fact`` (an extracted first-person sentence) and
 #: ``summary`` (a stored summary).
-KINDS = ("statement", "question", "request", "reply", "dont_know", "fact", "summary")
+KINDS = ("statement", "question", "request", "reply", "dont_know", "echo", "fact", "summary")
 
-_SENTENCE_END = re.compile(r"[.!?。！？…]+[\"')\]]*\s*$")
 _REQUEST_START = re.compile(
     r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"
     r"draft|make|show|plan|describe|compare|name|find|create|convert|define|outline|proofread|"
@@ -57,6 +56,51 @@ _DONT_KNOW = re.compile(
     r"i do not have (that|any))\b|모르겠|알 수 없|말씀하신 적이 없", re.IGNORECASE)
 
 
+_SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"')\]]*|$)")
+_WORD = re.compile(r"\w+")
+#: A question turn may open with a few words of its own ("Wow, nice! How did it go?"); a turn
+#: whose non-question sentences hold at least this many content words states something and is a
+#: ``statement`` ("I love painting. Do you?").
+STATEMENT_WORDS = 2
+#: Words of small talk that state nothing ("Hey Mel! Good to see you! How have you been?").
+CHAT_WORDS = frozenset("""hey hi hello oh wow yeah yes yep ok okay nice great awesome cool
+amazing wonderful fantastic lovely thanks thank congratulations congrats glad good see hear
+sounds sound really sure haha lol omg well hmm ah aw awww dear sorry happy fun""".split())
+_STOP = frozenset(STOP_WORDS)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content: lower-cased, not in ``hybrid.STOP_WORDS`` or
+    ``CHAT_WORDS``, two characters or more (a Korean word of two syllables counts)."""
+    return [w for w in _WORD.findall(text.lower())
+            if len(w) > 1 and w not in _STOP and w not in CHAT_WORDS]
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut after ``. ! ? 。 ！ ？ …`` (closing quotes and brackets stay with their
+    sentence); empty pieces dropped."""
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+_FIRST_PERSON = re.compile(
+    r"\b(i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|we|we're|we've|our|ours|us)\b|"
+    r"(저는|제가|저도|나는|내가|나도|저희|우리)", re.IGNORECASE)
+#: What an assistant says of itself while helping ("I can help", "I hope", "let me know"): not a
+#: fact about a person.
+_HELPER_TALK = re.compile(
+    r"\b(i\s+(can|could|can't|cannot|hope|think|suggest|recommend|understand|see|mean|guess|"
+    r"would|'d|will|'ll|am\s+(glad|sorry|happy|not sure)|'m\s+(glad|sorry|happy|not sure|here))|"
+    r"let\s+(me|us)|(help|tell|ask|from|for)\s+me|you\s+told\s+me|(can|may)\s+i)\b",
+    re.IGNORECASE)
+
+
+def speaks_of_self(text: str) -> bool:
+    """Does ``text`` say something about its speaker ("I painted that lake sunrise last year",
+    "my kids", "저는 ...")? First-person words count once an assistant's helper phrases ("I can
+    help", "I hope", "let me know", "you told me") are taken out."""
+    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", text)))
+
+
 def classify_turn(text: str, speaker: str = "user") -> str:
     """The ``kind`` to store a turn with (rules, no model; measured in ``bench_recall.py``).
 
@@ -65,12 +109,21 @@ def classify_turn(text: str, speaker: str = "user") -> str:
         speaker: ``"user"`` or ``"assistant"`` (anything else is treated as the user).
 
     Returns:
-        For the assistant: ``"dont_know"`` if it says it does not know ("I don't know", "you
-        haven't told me", "모르겠어요"), else ``"reply"``. For the user: ``"question"`` if the
-        turn's last sentence ends with ``?``; ``"request"`` if it starts like an instruction
-        ("Explain ...", "Give me ...", "Can you ...") or ends like a Korean request (``주세요``);
-        else ``"statement"``. On the hard conversation no evidence turn is a question or a
-        request by these rules (the benchmark checks it).
+        * ``"dont_know"``: the assistant says it does not know ("I don't know", "you haven't told
+          me", "모르겠어요").
+        * ``"question"``: every sentence that carries content asks something: the sentences
+          that do not end with ``?`` hold fewer than ``STATEMENT_WORDS`` content words ("Wow,
+          nice! How did it go?"). A turn that states something and then asks ("I went to a
+          pottery class yesterday. What about you?", common in conversations between people) is
+          a statement: ending with ``?`` alone does not make a question.
+        * ``"request"``: the user's turn starts like an instruction ("Explain ...", "Can you
+          ...") or ends like a Korean request (``주세요``).
+        * else ``"statement"``: the user's turn, or the other speaker's when it speaks of
+          itself (``speaks_of_self``: in a conversation between two people, "I painted that
+          lake sunrise last year" is a fact about the second person); ``"reply"``: the
+          assistant's other turns (explanations, acknowledgements: "Powder has its own acid").
+        On the hard conversation no evidence turn is a question or a request by these rules (the
+        benchmark checks it).
 
     Raises:
         TypeError: ``text`` is not a str.
@@ -78,13 +131,35 @@ def classify_turn(text: str, speaker: str = "user") -> str:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     stripped = text.strip()
-    if speaker == "assistant":
-        return "dont_know" if _DONT_KNOW.search(stripped) else "reply"
-    if stripped.endswith(("?", "？")) or re.search(r"\?[\"')\]]*$", stripped):
-        return "question"
-    if _REQUEST_START.match(stripped) or _REQUEST_END_KO.search(stripped):
+    if speaker == "assistant" and _DONT_KNOW.search(stripped):
+        return "dont_know"
+    sentences = split_sentences(stripped)
+    asks = [s for s in sentences if re.search(r"[?？][\"')\]]*$", s)]
+    if asks:
+        said = " ".join(s for s in sentences if s not in asks)
+        if len(content_words(said)) < STATEMENT_WORDS:
+            return "question"
+    elif speaker != "assistant" and (_REQUEST_START.match(stripped)
+                                     or _REQUEST_END_KO.search(stripped)):
         return "request"
+    if speaker == "assistant" and not speaks_of_self(stripped):
+        return "reply"
     return "statement"
+
+
+def is_echo(reply: str, supplied: str, share: float = 0.6) -> bool:
+    """Does ``reply`` only repeat what memory supplied (``supplied``: the retrieved memories and
+    the summary the reply's prompt carried)? True when at least ``share`` of its content words
+    (``content_words``, at least 3) are words of ``supplied``.
+
+    Such an answer adds no fact of its own; stored as kind ``"echo"`` it is never searched, so a
+    model's answers that quote memories are not retrieved as if they were new facts, and
+    re-quoted (the self-quoting loop measured on real conversations in issue 10)."""
+    words = content_words(reply)
+    if len(words) < 3 or not supplied:
+        return False
+    known = set(content_words(supplied))
+    return sum(w in known for w in words) >= share * len(words)
 
 
 # --- selection ------------------------------------------------------------------------------------
@@ -348,6 +423,9 @@ def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens:
                         lexical_weight=0.5)
     if skip is not None:
         hits = [h for h in hits if not skip(h)]
+    seen: set[str] = set()  # the same words said twice take the budget once
+    hits = [h for h in hits if not (" ".join(h.content.lower().split()) in seen
+                                    or seen.add(" ".join(h.content.lower().split())))]
     near: dict[Hashable, list[Any]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)

@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, split_utf8, validate_id
 from helpers.milvus_store import MemoryStore
-from helpers.recall import classify_turn, recall_within_budget
+from helpers.recall import classify_turn, is_echo, recall_within_budget
 
 HISTORY_HEADER = "Relevant history:"
 
@@ -74,11 +74,14 @@ class WrittenTurns:
 
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
-                   round_number: int, user: BaseMessage, reply: BaseMessage, date: str = "") -> list[str]:
+                   round_number: int, user: BaseMessage, reply: BaseMessage, date: str = "",
+                   supplied: str = "") -> list[str]:
     """Store a turn as one row per message (``MemoryStore.add_memory``): the user's words as round
     ``2r - 1``, the reply as ``2r`` (so a row's neighbours are the messages around it), each with
     its kind (``recall.classify_turn``), speaker and the session's ``date``; both embedded in one
-    call when each is one chunk. Returns the ids written."""
+    call when each is one chunk. A reply that only repeats ``supplied`` (the memories and summary
+    its prompt carried, ``recall.is_echo``) is stored as kind ``"echo"``. Returns the ids
+    written."""
     texts = [user.text, reply.text]
     vectors: list = [None, None]
     if all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts):
@@ -87,8 +90,12 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     for offset, (message, speaker, vector) in enumerate(
             zip((user, reply), ("user", "assistant"), vectors, strict=True)):
         number = 2 * round_number - 1 + offset
+        kind = classify_turn(message.text, speaker)
+        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text,
+                                                                                supplied):
+            kind = "echo"
         ids += store.add_memory(user_id, session_id, number, message.text,
-                                kind=classify_turn(message.text, speaker), speaker=speaker,
+                                kind=kind, speaker=speaker,
                                 date=date, vector=vector)
         written.add(session_id, number, message)
     return ids

@@ -150,3 +150,76 @@ def test_layered_recall_needs_memory_fields(store):
     with pytest.raises(ValueError, match="memory_fields=True"):
         LayeredMemory(store, "tess", recall=True)
     assert not LayeredMemory(store, "tess").recall  # an older collection: top-k as before
+
+
+FRIENDS = {
+    "id": "friends", "user_id": "cara", "system": "You are a friendly assistant.",
+    "probes": [{"id": "p1", "turn_id": "t9", "question": "What did Mel paint last year?",
+                "evidence": ["t2"], "expects": ["sunrise"]}],
+    "turns": [
+        {"id": "t1", "session_id": "s1", "date": "2025-05-08", "speaker": "user",
+         "text": "I went to a support group yesterday. How was your weekend?"},
+        {"id": "t2", "session_id": "s1", "date": "2025-05-08", "speaker": "assistant",
+         "text": "Busy with the kids! I painted that lake sunrise last year, it hangs in our hall."},
+        {"id": "t3", "session_id": "s1", "date": "2025-05-08", "speaker": "user",
+         "text": "Wow, nice! How did you get into painting?"},
+        {"id": "t4", "session_id": "s1", "date": "2025-05-08", "speaker": "assistant",
+         "text": "Sounds great, Caroline."},
+        {"id": "t9", "session_id": "s2", "date": "2025-06-01", "speaker": "user",
+         "text": "What did Mel paint last year?"},
+    ]}
+
+
+def test_layered_recall_finds_the_other_speakers_facts_and_gates_statements(recall_store, model):
+    """A conversation between two people: the second speaker's first-person statement is a fact
+    and is recalled in a new session; a statement that ends with a question is a statement; a
+    new message that states something gets no retrieved section (statement budget 0)."""
+    from helpers.layered import LayeredMemory
+
+    memory = LayeredMemory(recall_store, "cara", "s1", retrieval_tokens=120)
+    rows = evaluate_strategy(memory, FRIENDS, model, progress=False)
+    kinds = {m.content: m.kind for m in recall_store.turns("cara")}
+    assert kinds[FRIENDS["turns"][0]["text"]] == "statement"  # states, then asks
+    assert kinds[FRIENDS["turns"][1]["text"]] == "statement"  # the friend speaks of herself
+    assert kinds["Wow, nice! How did you get into painting?"] == "question"
+    assert kinds["Sounds great, Caroline."] == "reply"
+    assert memory.log[0].retrieved_section_tokens == 0  # t1 states something: no search
+    assert memory.retrieval_budget("What did Mel paint last year?") == 120
+    assert memory.retrieval_budget("I like tea.") == 0
+    last = rows[-1]
+    assert (last.evidence_reached, last.how) == (True, "retrieved")
+    (part,) = last.prompt.of_kind("retrieved")
+    assert "Assistant: Busy with the kids! I painted that lake sunrise" in part.text
+
+
+def test_retrieval_budget_grows_with_the_history_up_to_the_cap(recall_store):
+    from helpers.layered import MAX_RETRIEVAL_TOKENS, LayeredMemory
+
+    memory = LayeredMemory(recall_store, "gus", retrieval_tokens=500, retrieval_share=0.05)
+    assert memory.retrieval_budget("Where do I live?") == 500
+    memory.stored_tokens = 20_000  # 5% of 20,000 = 1,000 tokens
+    assert memory.retrieval_budget("Where do I live?") == 1_000
+    memory.stored_tokens = 1_000_000
+    assert memory.retrieval_budget("Where do I live?") == MAX_RETRIEVAL_TOKENS == 4_000
+    assert LayeredMemory(recall_store, "gus", retrieval_share=0).retrieval_budget("Why?") == 500
+    with pytest.raises(ValueError, match="retrieval_share"):
+        LayeredMemory(recall_store, "gus", retrieval_share=1.5)
+
+
+def test_an_answer_that_repeats_its_memories_is_stored_as_an_echo(recall_store, model):
+    """The self-quoting loop: the model's answer quotes a retrieved memory; stored as ``echo``
+    it is never searched, so the next question finds the user's statement, not the quote."""
+    from helpers.layered import LayeredMemory
+
+    convo = {"id": "echo", "user_id": "ed", "system": "You are a friendly assistant.",
+             "probes": [], "turns": [
+                 {"id": "t1", "session_id": "s1", "speaker": "user",
+                  "text": "My sister Eunji works as a nurse at the children's hospital."},
+                 {"id": "t2", "session_id": "s1", "speaker": "assistant", "text": "Noted."},
+                 {"id": "t3", "session_id": "s2", "speaker": "user",
+                  "text": "Where does my sister work?"}]}
+    memory = LayeredMemory(recall_store, "ed", "s1", retrieval_tokens=100)
+    rows = evaluate_strategy(memory, convo, model, progress=False)
+    assert "nurse" in rows[-1].reply
+    (answer,) = [m for m in recall_store.turns("ed") if m.content == rows[-1].reply]
+    assert answer.kind == "echo"

@@ -294,3 +294,30 @@ def test_recall_within_budget_on_lite(lite_uri):
         assert recall.recall_within_budget(store, "mina", "q", 5) == ([], "")
     finally:
         store.drop()
+
+
+def test_classify_turn_in_conversations_between_people():
+    """Real two-person conversations state something and then ask back; the other speaker's
+    first-person turns are facts about them; an assistant's helper talk is not."""
+    c = recall.classify_turn
+    assert c("I went to a pottery class yesterday. What about you?") == "statement"
+    assert c("I love painting. Do you?") == "statement"
+    assert c("저는 어제 도자기 수업에 갔어요. 너는?") == "statement"
+    assert c("Wow, nice! How did it go?") == "question"
+    assert c("Hey Mel! Good to see you! How have you been?") == "question"
+    assert c("Yeah, I painted that lake sunrise last year!", "assistant") == "statement"
+    assert c("I'm swamped with the kids & work. What's up with you?", "assistant") == "statement"
+    assert c("Powder has its own acid; soda needs one in the recipe.", "assistant") == "reply"
+    assert c("I can help with that. Want the polite or the casual form?", "assistant") == "question"
+    assert c("Night shifts are brutal. I hope she gets some rest.", "assistant") == "reply"
+    assert recall.split_sentences('She said "hi!" Then left. Why?') == [
+        'She said "hi!"', "Then left.", "Why?"]
+    assert recall.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
+
+
+def test_is_echo_counts_the_share_of_the_reply_words_memory_supplied():
+    supplied = "Relevant memories:\nUser: My sister Eunji is a nurse on the children's ward."
+    assert recall.is_echo('You told me: "My sister Eunji is a nurse."', supplied)
+    assert not recall.is_echo("Eunji starts a new job as a paramedic in Busan.", supplied)
+    assert not recall.is_echo("Eunji is a nurse.", "")  # nothing supplied: nothing to repeat
+    assert not recall.is_echo("Yes.", supplied)  # under 3 content words: not judged
