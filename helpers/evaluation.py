@@ -34,6 +34,7 @@ from langchain_core.messages import BaseMessage
 from helpers.data import data_dir
 from helpers.memory import RETRIEVED, SUMMARY, VERBATIM, MemoryStrategy, Prompt, PromptPart, message_id
 from helpers.replay import Turn, TurnRecord, replay, totals
+from helpers.recall import classify_turn
 from helpers.tokens import count_tokens
 
 
@@ -144,7 +145,9 @@ def evaluate_strategy(
         One ``TurnRecord`` per user turn (an assistant line of a two-speaker file is the reply of
         the turn before it, see ``conversation_turns``); probe turns have ``probe``,
         ``evidence_reached``, ``how`` and ``answer_correct`` set. A probe with no evidence
-        (unanswerable) is not a probe for recall: its ``how`` is ``"unanswerable"``.
+        (unanswerable) is not a probe for recall: its ``how`` is ``"unanswerable"`` and its
+        ``answer_correct`` says whether the reply says it does not know
+        (``recall.classify_turn(reply, "assistant") == "dont_know"``).
     """
     from tqdm.auto import tqdm
 
@@ -156,6 +159,8 @@ def evaluate_strategy(
         probe = probes.get(turn.turn_id)
         if probe is not None and not probe["expects"]:
             record.how = "unanswerable"  # no evidence exists: not counted in evidence recall
+            # the right answer is "I don't know": anything else was answered from something else
+            record.answer_correct = classify_turn(record.reply, "assistant") == "dont_know"
         elif probe is not None:
             record.probe = True
             record.evidence_reached, record.how = evidence_reached(record.prompt, probe, evidence_ids)
@@ -204,8 +209,18 @@ def summarize_runs(runs: dict[str, list[TurnRecord]]) -> list[dict]:
             "overhead ms without embedding (p50)": total["overhead ms without embedding (p50)"],
             "evidence recall": total["evidence recall"],
             "answers correct": total["answers correct"],
+            "unanswerable answered": _unanswerable_answered(records),
         })
     return table
+
+
+def _unanswerable_answered(records: Sequence[TurnRecord]) -> str | None:
+    """``"k/n"``: of the n probes with no evidence, k got an answer other than "I don't know"
+    (answered from memories that do not hold the answer); ``None`` when there are none."""
+    unanswerable = [r for r in records if r.how == "unanswerable"]
+    if not unanswerable:
+        return None
+    return f"{sum(r.answer_correct is False for r in unanswerable)}/{len(unanswerable)}"
 
 
 _JSON_FIELDS = ("strategy", "turn", "turn_id", "session_id", "prompt_tokens", "reply_tokens",

@@ -41,9 +41,13 @@ from helpers.hybrid import (  # noqa: F401 - re-exported: recall is the one modu
 #: Kinds worth retrieving as evidence: what was *stated* (by the user or, with ``reply``, the
 #: assistant). Questions, requests and "I don't know" answers are stored but not searched.
 FACT_KINDS = ("statement", "fact")
+#: Kinds that carry nothing, not even as the context of a hit: small talk, "I don't know" and
+#: answers that repeat their memories.
+NEVER_NEIGHBOURS = ("chat", "dont_know", "echo")
 #: Every kind ``classify_turn`` returns, plus ``fact`` (an extracted first-person sentence) and
 #: ``summary`` (a stored summary).
-KINDS = ("statement", "question", "request", "reply", "dont_know", "echo", "fact", "summary")
+KINDS = ("statement", "question", "request", "chat", "reply", "dont_know", "echo", "fact",
+         "summary")
 
 _REQUEST_START = re.compile(
     r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"
@@ -65,15 +69,22 @@ STATEMENT_WORDS = 2
 #: Words of small talk that state nothing ("Hey Mel! Good to see you! How have you been?").
 CHAT_WORDS = frozenset("""hey hi hello oh wow yeah yes yep ok okay nice great awesome cool
 amazing wonderful fantastic lovely thanks thank congratulations congrats glad good see hear
-sounds sound really sure haha lol omg well hmm ah aw awww dear sorry happy fun""".split())
+sounds sound really sure haha lol omg well hmm ah aw awww dear sorry happy fun interesting
+helpful makes sense go got right exactly agreed bye""".split())
+#: Korean small talk, matched at the start of a word (particles and endings follow): 네, 고마워요,
+#: 감사합니다, 이해했어요, 알겠어요, 그렇군요, 도움이 됐어요 ...
+CHAT_PREFIXES_KO = ("네", "응", "와", "우와", "고마", "감사", "이해했", "알겠", "그렇", "맞아", "맞네",
+                    "도움", "됐어", "좋네", "대박", "ㅋ", "ㅎ")
 _STOP = frozenset(STOP_WORDS)
 
 
 def content_words(text: str) -> list[str]:
     """The words of ``text`` that carry content: lower-cased, not in ``hybrid.STOP_WORDS`` or
-    ``CHAT_WORDS``, two characters or more (a Korean word of two syllables counts)."""
+    ``CHAT_WORDS`` (nor a Korean word starting with one of ``CHAT_PREFIXES_KO``), two characters
+    or more (a Korean word of two syllables counts)."""
     return [w for w in _WORD.findall(text.lower())
-            if len(w) > 1 and w not in _STOP and w not in CHAT_WORDS]
+            if len(w) > 1 and w not in _STOP and w not in CHAT_WORDS
+            and not (w[0] >= "\u3131" and w.startswith(CHAT_PREFIXES_KO))]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -118,6 +129,8 @@ def classify_turn(text: str, speaker: str = "user") -> str:
           a statement: ending with ``?`` alone does not make a question.
         * ``"request"``: the user's turn starts like an instruction ("Explain ...", "Can you
           ...") or ends like a Korean request (``주세요``).
+        * ``"chat"``: no content word at all (``content_words``: "Thanks, that is helpful.",
+          "Okay, makes sense."): small talk, stored but never searched.
         * else ``"statement"``: the user's turn, or the other speaker's when it speaks of
           itself (``speaks_of_self``: in a conversation between two people, "I painted that
           lake sunrise last year" is a fact about the second person); ``"reply"``: the
@@ -144,6 +157,8 @@ def classify_turn(text: str, speaker: str = "user") -> str:
         return "request"
     if speaker == "assistant" and not speaks_of_self(stripped):
         return "reply"
+    if not content_words(stripped):
+        return "chat"
     return "statement"
 
 
@@ -405,7 +420,8 @@ def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens:
         hybrid: add BM25 (RRF, BM25 weight 0.5); measured no gain on the course's conversations.
         candidates: hits fetched before the budget fill (30 covers 300 tokens of ~13-token
             statements twice over).
-        neighbours_of: how many of the top hits bring neighbours (0: none).
+        neighbours_of: how many of the top hits bring neighbours (0: none); a neighbour of a
+            kind in ``NEVER_NEIGHBOURS`` (small talk, "I don't know", echoes) is never brought.
         show_dates: session dates in the headers.
         skip: drop a hit for which this is true (e.g. already in the verbatim window).
         count: token counter (default tiktoken cl100k_base, ``helpers.tokens.count_text_tokens``).
@@ -429,7 +445,9 @@ def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens:
     near: dict[Hashable, list[Any]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
-        near = {h.turn_id: nearest_same_speaker(h, around.get(h.turn_id, []), 1)
+        near = {h.turn_id: nearest_same_speaker(
+                    h, [m for m in around.get(h.turn_id, []) if getattr(m, "kind", "")
+                        not in NEVER_NEIGHBOURS], 1)
                 for h in hits[:neighbours_of]}
     head = count(HEADER) + 1
     if budget_tokens < head:

@@ -215,6 +215,12 @@ def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
     assert len(calls) == 2  # only the two probes called the model
     assert [(r.probe, r.evidence_reached, r.how) for r in rows[1:]] == [
         (True, True, "verbatim"), (False, None, "unanswerable")]
+    # the unanswerable probe is scored on the reply: "I don't know" is right
+    assert rows[2].reply.startswith("I don't know") and rows[2].answer_correct is True
+    (row,) = summarize_runs({"full history": rows})
+    assert row["unanswerable answered"] == "0/1" and row["evidence recall"] == 1.0
+    rows[2].answer_correct = False  # as if the model had answered from some other memory
+    assert summarize_runs({"full history": rows})[0]["unanswerable answered"] == "1/1"
 
 
 def test_evidence_is_reached_by_its_turn_ids_not_by_words_elsewhere():

@@ -252,3 +252,32 @@ def test_layered_explorer(tmp_path, monkeypatch):
     explorer.conversation_choice.value = "minsu_month_ko"
     assert explorer.records[0].user.startswith("안녕하세요")
     explorer.store.close()
+
+
+def test_layered_explorer_with_recall_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch):
+    """Lesson 07's store has memory fields: the explorer's own store has them too, so its
+    memories are one row per message, shown with their speaker, and a statement gets the
+    statement budget (default 0: nothing retrieved)."""
+    monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
+    store = MemoryStore(collection="lesson07", embeddings=HashEmbeddings(), drop_existing=True,
+                        memory_fields=True)
+    explorer = LayeredExplorer(store)
+    assert explorer.recall and explorer.store.has_memory_fields
+    assert "retrieval 120 for a question, 0 for a statement" in explorer.view.value
+
+    def shown(widget):
+        yield widget
+        for child in getattr(widget, "children", ()):
+            yield from shown(child)
+
+    assert explorer.statement_tokens in list(shown(explorer.widget))
+    assert explorer.top_k not in list(shown(explorer.widget))  # recall fills a budget, not a k
+    rows = explorer.store.turns(explorer.strategy()[1].user_id)
+    assert {m.kind for m in rows} >= {"statement", "question"}
+    retrieved = [p.text for r in explorer.records for p in r.prompt.of_kind("retrieved")]
+    assert retrieved and all("AI:" not in text for text in retrieved)
+    assert any("\nUser: " in text for text in retrieved)
+    explorer.statement_tokens.value = 100
+    assert "100 for a statement" in explorer.view.value
+    store.close()
+    explorer.store.close()

@@ -305,6 +305,9 @@ def test_classify_turn_in_conversations_between_people():
     assert c("저는 어제 도자기 수업에 갔어요. 너는?") == "statement"
     assert c("Wow, nice! How did it go?") == "question"
     assert c("Hey Mel! Good to see you! How have you been?") == "question"
+    assert c("Thanks, that is helpful.") == c("Okay, makes sense.") == "chat"
+    assert c("네, 이해했어요.") == c("고마워요, 도움이 됐어요.") == "chat"
+    assert c("I'm vegetarian.") == c("저는 채식주의자예요.") == "statement"  # one word is a fact
     assert c("Yeah, I painted that lake sunrise last year!", "assistant") == "statement"
     assert c("I'm swamped with the kids & work. What's up with you?", "assistant") == "statement"
     assert c("Powder has its own acid; soda needs one in the recipe.", "assistant") == "reply"

@@ -311,7 +311,9 @@ class LayeredExplorer(_Explorer):
     prompt section by section (summary, retrieved memories, window).
 
     Controls: ``conversation_choice``, ``window_tokens``, ``summary_tokens`` (the summary's cap,
-    ``max_summary_tokens``), ``retrieval_tokens``, ``top_k``, ``turn``.
+    ``max_summary_tokens``), ``retrieval_tokens``, ``turn``, and ``statement_tokens`` (the
+    retrieval budget when the new message is a statement, ``statement_retrieval_tokens``) when
+    ``store`` has memory fields (recall, lesson 07), else ``top_k``.
 
     The explorer writes to its own collection beside the lesson's (``<collection>_explorer``, same
     Milvus, re-created when the explorer is), with a ``CachedEmbeddings`` copy of the store's
@@ -328,17 +330,22 @@ class LayeredExplorer(_Explorer):
         token = milvus_connection(store._settings)[1] if store.kind != "lite" else None
         self.store = MemoryStore(uri=store.uri, token=token, collection=f"{store.collection}_explorer",
                                  embeddings=CachedEmbeddings(store.embeddings), dim=store.dim,
-                                 drop_existing=True, settings=store._settings)
+                                 drop_existing=True, settings=store._settings,
+                                 memory_fields=store.has_memory_fields)
+        self.recall = store.has_memory_fields
         self._run_id = uuid.uuid4().hex[:6]
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
         self.summary_tokens = _slider("summary tokens", 120, 20, 450, 10)
-        self.retrieval_tokens = _slider("retrieval tokens", 120, 20, 400, 10)
+        self.retrieval_tokens = _slider("retrieval tokens", 120, 20, 800, 10)
         self.top_k = _slider("top k", 3, 1, 8)
-        self._watch(self.window_tokens, self.summary_tokens, self.retrieval_tokens, self.top_k)
+        self.statement_tokens = _slider("statement tokens", 0, 0, 400, 10)
+        self._watch(self.window_tokens, self.summary_tokens, self.retrieval_tokens, self.top_k,
+                    self.statement_tokens)
         self.widget = self._layout(
             self.conversation_choice,
             widgets.HBox([self.window_tokens, self.summary_tokens]),
-            widgets.HBox([self.retrieval_tokens, self.top_k]),
+            widgets.HBox([self.retrieval_tokens,
+                          self.statement_tokens if self.recall else self.top_k]),
         )
         self.update()
 
@@ -346,11 +353,12 @@ class LayeredExplorer(_Explorer):
         from helpers.layered import LayeredMemory
 
         values = (self.window_tokens.value, self.summary_tokens.value,
-                  self.retrieval_tokens.value, self.top_k.value)
+                  self.retrieval_tokens.value, self.top_k.value, self.statement_tokens.value)
         user = f"explore-{self._run_id}-{self.conversation.id}-" + "-".join(map(str, values))
         return values, LayeredMemory(self.store, user, "session-1", window_tokens=values[0],
                                      max_summary_tokens=values[1], retrieval_tokens=values[2],
-                                     top_k=values[3], summary_every=0)
+                                     top_k=values[3], statement_retrieval_tokens=values[4],
+                                     summary_every=0)
 
     def _replay(self, strategy):
         values, memory = strategy
@@ -371,10 +379,12 @@ class LayeredExplorer(_Explorer):
         record = self.records[self.turn.value - 1]
         prompt = record.prompt
         earlier = sum(m in ("dropped", "summarized", "retrieved") for m in record.marks)
+        retrieval = (f"retrieval {memory.retrieval_tokens} for a question, "
+                     f"{memory.statement_retrieval_tokens} for a statement" if self.recall else
+                     f"retrieval {memory.retrieval_tokens}, top {memory.top_k}")
         title = (f"turn {record.turn}: what the model is sent ({record.prompt_tokens} prompt "
                  f"tokens; budgets: window {memory.window_tokens}, summary "
-                 f"{memory.max_summary_tokens}, retrieval {memory.retrieval_tokens}, "
-                 f"top {memory.top_k})")
+                 f"{memory.max_summary_tokens}, {retrieval})")
         note = (f"<p style='color:{MUTED_COLOUR}'>{earlier} earlier messages are outside "
                 "the window: they reach the model only through the summary or a retrieved "
                 "memory.</p>")
