@@ -33,8 +33,8 @@ from langchain_core.messages import BaseMessage
 
 from helpers.data import data_dir
 from helpers.memory import RETRIEVED, SUMMARY, VERBATIM, MemoryStrategy, Prompt, PromptPart, message_id
-from helpers.replay import Turn, TurnRecord, replay, totals
 from helpers.recall import classify_turn
+from helpers.replay import Turn, TurnRecord, replay, totals
 from helpers.tokens import count_tokens
 
 
