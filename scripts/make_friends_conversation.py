@@ -114,9 +114,9 @@ STORY = [
     ],
     # session 2: U's pottery class (relative date), F's dog
     [
-        [E(L("I signed up for a pottery class {when}! First lesson and my bowl already looks like "
-             "an ashtray. What have you been up to?", "u_pottery", when="last_weekday"),
-           L("Ha, everyone's first bowl is an ashtray. We got a puppy! A scruffy terrier mix from "
+        [E(L("I signed up for a pottery class {when}! It starts next week and I've already "
+             "bought an apron. What have you been up to?", "u_pottery", when="last_weekday"),
+           L("Ooh, send me your first wonky bowl. And we got a puppy! A scruffy terrier mix from "
              "the rescue.", "f_dog_got")),
          E("No way! What's he called?",
            L("{f_dog}. The kids chose it, and he already answers to it, mostly when there's "
