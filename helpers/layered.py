@@ -52,7 +52,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, validate_id
 from helpers.milvus_store import MemoryStore
-from helpers.recall import FACT_KINDS, classify_turn, recall_within_budget
+from helpers.recall import FACT_KINDS, OtherSpeaker, classify_turn, recall_within_budget
 from helpers.retrieval import StoreCounters, WrittenTurns, chronological, write_messages
 from helpers.summarization import (
     TokenTrigger,
@@ -213,6 +213,7 @@ class LayeredMemory(StoreCounters):
         self.statement_retrieval_tokens = statement_retrieval_tokens
         self.retrieval_share = retrieval_share
         self.stored_tokens = 0  # tokens of the messages written to Milvus so far
+        self.other_speaker = OtherSpeaker()  # is the reply side a person? (recall.OtherSpeaker)
         self.round = 1
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Memory] = []  # what the latest prompt() retrieved
@@ -350,7 +351,8 @@ class LayeredMemory(StoreCounters):
         calls = self.store.embedding_calls
         if self.recall:
             write_messages(self.store, self._written, self.user_id, self.session_id, self.round,
-                           user, reply, self.session_date, supplied=turn.supplied)
+                           user, reply, self.session_date, supplied=turn.supplied,
+                           other=self.other_speaker)
             self.stored_tokens += count_text_tokens(user.text) + count_text_tokens(reply.text)
         else:
             self.store.add_turn(self.user_id, self.session_id, self.round, user.text, reply.text,

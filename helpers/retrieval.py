@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.milvus_common import DEFAULT_MIN_SCORE, Memory, split_utf8, validate_id
 from helpers.milvus_store import MemoryStore
-from helpers.recall import classify_turn, is_echo, recall_within_budget
+from helpers.recall import OtherSpeaker, classify_turn, is_echo, recall_within_budget
 
 HISTORY_HEADER = "Relevant history:"
 
@@ -75,13 +75,14 @@ class WrittenTurns:
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    round_number: int, user: BaseMessage, reply: BaseMessage, date: str = "",
-                   supplied: str = "") -> list[str]:
+                   supplied: str = "", other: OtherSpeaker | None = None) -> list[str]:
     """Store a turn as one row per message (``MemoryStore.add_memory``): the user's words as round
     ``2r - 1``, the reply as ``2r`` (so a row's neighbours are the messages around it), each with
     its kind (``recall.classify_turn``), speaker and the session's ``date``; both embedded in one
     call when each is one chunk. A reply that only repeats ``supplied`` (the memories and summary
-    its prompt carried, ``recall.is_echo``) is stored as kind ``"echo"``. Returns the ids
-    written."""
+    its prompt carried, ``recall.is_echo``) is stored as kind ``"echo"``. ``other`` counts the
+    reply's speaker (``recall.OtherSpeaker``): once it looks like a person, their turns are
+    classified like the user's. Returns the ids written."""
     texts = [user.text, reply.text]
     vectors: list = [None, None]
     if all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts):
@@ -90,7 +91,9 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     for offset, (message, speaker, vector) in enumerate(
             zip((user, reply), ("user", "assistant"), vectors, strict=True)):
         number = 2 * round_number - 1 + offset
-        kind = classify_turn(message.text, speaker)
+        if other is not None and speaker == "assistant":
+            other.add(message.text)
+        kind = classify_turn(message.text, speaker, other is not None and other.is_person)
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text,
                                                                                 supplied):
             kind = "echo"

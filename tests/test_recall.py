@@ -324,3 +324,30 @@ def test_is_echo_counts_the_share_of_the_reply_words_memory_supplied():
     assert not recall.is_echo("Eunji starts a new job as a paramedic in Busan.", supplied)
     assert not recall.is_echo("Eunji is a nurse.", "")  # nothing supplied: nothing to repeat
     assert not recall.is_echo("Yes.", supplied)  # under 3 content words: not judged
+
+
+def test_other_speaker_tells_a_friend_from_an_assistant():
+    """Counted on the course's two-speaker files: the hard conversation's assistant never speaks
+    of itself, the friends conversation's Marta does in 75 of 208 turns."""
+    import json
+
+    from helpers.data import data_dir
+
+    seen = {}
+    for name in ("hard_conversation", "friends_conversation"):
+        data = json.loads((data_dir() / "evaluation" / f"{name}.json").read_text(encoding="utf-8"))
+        other = recall.OtherSpeaker()
+        for turn in data["turns"]:
+            if turn["speaker"] == "assistant":
+                other.add(turn["text"])
+        seen[name] = (other.turns, other.self_talk, other.is_person)
+    assert seen == {"hard_conversation": (270, 0, False), "friends_conversation": (208, 75, True)}
+    few = recall.OtherSpeaker()
+    for _ in range(9):
+        few.add("I painted all weekend.")
+    assert not few.is_person  # under min_turns: not decided yet
+    few.add("Fine.")
+    assert few.is_person and few.self_talk == 9
+    text = "Teddy. The kids chose it, and he answers to it."
+    assert recall.classify_turn(text, "assistant") == "reply"
+    assert recall.classify_turn(text, "assistant", person=True) == "statement"
