@@ -132,10 +132,12 @@ class LayeredMemory(StoreCounters):
         retrieval_tokens: budget of the retrieved section when the new message asks something
             (a question or a request, ``recall.classify_turn``); lower-ranked memories that do not
             fit are left out. With recall the budget is at least this, and grows with what is
-            stored (``retrieval_share``). Measured with recall, window 200, summary 200
-            (offline models, issue 10): the hard conversation 0.51 / 0.75 / 0.78 / 0.82 / 0.84
-            evidence recall with 150 / 300 / 400 / 500 / 600; with window 150, 500 keeps the
-            easy ones at 1.00 within 10% of full history's tokens, summary calls included.
+            stored (``retrieval_share``); ``max(30, budget // 20)`` candidates are fetched (enough
+            for ~20-token memories; more only fill the budget with short, weaker hits).
+            ``benchmarks/bench_layered.py`` measures each change on four conversations (offline
+            models): 150 on every turn (round 1) reached 0.51 of the hard conversation's
+            evidence, 500 on questions 0.82, with the easy ones at 1.00 within 10% of full
+            history's tokens, summary calls included.
         retrieval_share: with recall, a question's budget is ``max(retrieval_tokens,
             retrieval_share * tokens written to Milvus so far)``, at most
             ``MAX_RETRIEVAL_TOKENS``: the longer the history, the more there is to find (a
@@ -323,7 +325,7 @@ class LayeredMemory(StoreCounters):
         calls = self.store.embedding_calls
         in_window = {" ".join(m.text.split()) for m in window}
         memories, text = recall_within_budget(
-            self.store, self.user_id, question, budget, candidates=max(30, budget // 10),
+            self.store, self.user_id, question, budget, candidates=max(30, budget // 20),
             kinds=self.recall_kinds, skip=lambda m: " ".join(m.content.split()) in in_window)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(memories)
