@@ -261,6 +261,47 @@ def default_strategies(store, user_id: str) -> list:
     ]
 
 
+def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dict[str, dict]:
+    """Evidence recall per probe category (single-hop, multi-hop, temporal, updated-fact), per
+    strategy.
+
+    Args:
+        turns: ``runs_to_json(runs)``: strategy -> per-turn rows (``turn_id``, ``probe``,
+            ``evidence_reached``).
+        conversation: the replayed conversation (its probes' ``category``; a probe without one
+            counts as ``single-hop``, or ``updated-fact`` when ``changed``).
+
+    Returns:
+        ``{strategy: {category: recall, ...}}``, recall rounded to 3 places, categories sorted.
+    """
+    category = {p["turn_id"]: p.get("category") or ("updated-fact" if p.get("changed")
+                                                     else "single-hop")
+                for p in conversation["probes"]}
+    out = {}
+    for name, rows in turns.items():
+        counts: dict[str, list[int]] = {}
+        for row in rows:
+            if row["probe"]:
+                c = counts.setdefault(category[row["turn_id"]], [0, 0])
+                c[0] += bool(row["evidence_reached"])
+                c[1] += 1
+        out[name] = {k: round(v[0] / v[1], 3) for k, v in sorted(counts.items())}
+    return out
+
+
+def saved_result(results: dict, conversation: dict, measured: str) -> dict:
+    """What ``data/evaluation/results_<conversation>.json`` holds (lesson 08 shows it instead
+    of a live run): ``measured`` (the command, the models, the date), ``conversation`` (its
+    id), ``summary`` (``summarize_runs``) and ``per_category`` (``per_category_recall``).
+
+    Args:
+        results: ``{"summary": ..., "turns": ...}`` as ``main`` writes ``results.json``.
+    """
+    return {"measured": measured, "conversation": conversation["id"],
+            "summary": results["summary"],
+            "per_category": per_category_recall(results["turns"], conversation)}
+
+
 def results_markdown(table: list[dict], conversation: dict) -> str:
     """The results table as Markdown, with a line on what was measured."""
     columns = list(table[0])
@@ -294,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=project_root() / "build" / "evaluation")
     parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
     parser.add_argument("--conversation", type=Path, default=None)
+    parser.add_argument("--save", type=Path, default=None,
+                        help="also write the saved result lesson 08 shows (saved_result) here")
     args = parser.parse_args(argv)
     settings = show_setup()
     quiet_milvus_logs()
@@ -311,8 +354,16 @@ def main(argv: list[str] | None = None) -> int:
     table = summarize_runs(runs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.md").write_text(results_markdown(table, conversation), encoding="utf-8")
-    (args.out / "results.json").write_text(
-        json.dumps({"summary": table, "turns": runs_to_json(runs)}, indent=1), encoding="utf-8")
+    results = {"summary": table, "turns": runs_to_json(runs)}
+    (args.out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.save:
+        import datetime
+
+        measured = (f"python -m helpers.evaluation --conversation {args.conversation or ''} "
+                    f"(evidence recall by turn id; {settings.describe()}), "
+                    f"{datetime.date.today().isoformat()}")
+        args.save.write_text(json.dumps(saved_result(results, conversation, measured), indent=1,
+                                        ensure_ascii=False) + "\n", encoding="utf-8")
     print(results_markdown(table, conversation))
     print(f"written: {args.out / 'results.md'}, {args.out / 'results.json'}")
     return 0

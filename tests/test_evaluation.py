@@ -258,3 +258,19 @@ def test_evidence_is_reached_by_its_turn_ids_not_by_words_elsewhere():
     assert evidence_reached(sent, two, ids) == (False, None)
     both = label([system, kept, leak, question], system, question)
     assert evidence_reached(both, two, ids) == (True, "mixed")
+
+
+def test_per_category_recall_and_the_saved_result(model):
+    from helpers.evaluation import per_category_recall, runs_to_json, saved_result
+
+    convo = {**SMALL, "probes": [p | {"category": "temporal"} for p in SMALL["probes"]]}
+    runs = {"full history": evaluate_strategy(FullHistory(), convo, model, progress=False),
+            "count window (1 message)": evaluate_strategy(CountWindow(1), convo, model,
+                                                          progress=False)}
+    table = per_category_recall(runs_to_json(runs), convo)
+    assert table == {"full history": {"temporal": 1.0}, "count window (1 message)": {"temporal": 0.0}}
+    saved = saved_result({"summary": summarize_runs(runs), "turns": runs_to_json(runs)}, convo,
+                         "by hand")
+    assert (saved["measured"], saved["conversation"], saved["per_category"]) == (
+        "by hand", convo["id"], table)
+    assert [row["strategy"] for row in saved["summary"]] == list(runs)
