@@ -26,7 +26,8 @@ Rows (each adds one change to the row above; the last row is today's default):
 1. + a 500-token retrieval budget (candidates grow with it: budget / 10).
 2. + no retrieval for a statement (only questions and requests search).
 3. + cheaper layers: window 150, summary 200, fold at 800.
-4. + the budget grows with the history (5% of the tokens stored, at most 4,000): the default.
+4. + the budget grows with the history (5% of the tokens stored, at most 4,000).
+5. + the top 3 hits bring their neighbouring turns, not only the top one: the default.
 
 The numbers depend on data we generated ourselves: a first look, not a conclusion.
 """
@@ -60,7 +61,8 @@ ROWS = [
     ("+ no retrieval for statements", {**ROUND_1, "retrieval_tokens": 500,
                                        "statement_retrieval_tokens": 0}),
     ("+ window 150, summary 200, fold at 800", {"retrieval_share": 0}),
-    ("+ budget grows with the history (default)", {}),
+    ("+ budget grows with the history", {"neighbours_of": 1}),
+    ("+ neighbours of the top 3 hits, not only the top one (default)", {}),
 ]
 
 
