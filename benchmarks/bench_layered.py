@@ -20,14 +20,17 @@ evaluate_strategy``, the offline stand-in model), and counts what ``make evaluat
   "I don't know"), and how many of those quoted one of the probe's ``tempting`` words.
 * per category (hard and friends conversations) and the memory's overhead p50 without embedding.
 
-Rows (each adds one change to the row above; the last row is today's default):
+Rows (each adds one change to the row above; the last row is today's default). Every row stores
+and searches with today's kinds (``recall.classify_turn``: statements that ask back, the other
+person's statements, small talk, echoes) and neighbour rule; row 0 has round 1's budgets:
 
-0. round-1 defaults: window 250, summary 450, retrieval 150 tokens on every turn, fold at 500.
+0. round-1 budgets: window 250, summary 450, retrieval 150 tokens on every turn, fold at 500.
 1. + a 500-token retrieval budget (candidates grow with it: budget / 10).
 2. + no retrieval for a statement (only questions and requests search).
 3. + cheaper layers: window 150, summary 200, fold at 800.
 4. + the budget grows with the history (5% of the tokens stored, at most 4,000).
-5. + the top 3 hits bring their neighbouring turns, not only the top one: the default.
+5. + the top 3 hits bring their neighbouring turns, not only the top one, and never the
+   speaker's questions or requests (``recall.NEVER_NEIGHBOURS``): the default.
 
 The numbers depend on data we generated ourselves: a first look, not a conclusion.
 """
@@ -53,16 +56,17 @@ CONVERSATIONS = {
     "easy-ko": "long_conversation_ko.json",
 }
 ROUND_1 = {"window_tokens": 250, "max_summary_tokens": 450, "retrieval_tokens": 150,
-           "summarize_over": 500, "statement_retrieval_tokens": 150, "retrieval_share": 0}
+           "summarize_over": 500, "statement_retrieval_tokens": 150, "retrieval_share": 0,
+           "neighbours_of": 1}
 ROWS = [
-    ("round-1 defaults (window 250, summary 450, retrieval 150 every turn)", ROUND_1),
+    ("round-1 budgets (window 250, summary 450, retrieval 150 every turn)", ROUND_1),
     ("+ retrieval budget 500", {**ROUND_1, "retrieval_tokens": 500,
                                 "statement_retrieval_tokens": 500}),
     ("+ no retrieval for statements", {**ROUND_1, "retrieval_tokens": 500,
                                        "statement_retrieval_tokens": 0}),
-    ("+ window 150, summary 200, fold at 800", {"retrieval_share": 0}),
+    ("+ window 150, summary 200, fold at 800", {"retrieval_share": 0, "neighbours_of": 1}),
     ("+ budget grows with the history", {"neighbours_of": 1}),
-    ("+ neighbours of the top 3 hits, not only the top one (default)", {}),
+    ("+ neighbours of the top 3 hits, statements only (default)", {}),
 ]
 
 

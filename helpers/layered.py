@@ -147,10 +147,11 @@ class LayeredMemory(StoreCounters):
             only; default 0: memory is searched when the user asks or requests, a statement is
             answered from the window and summary). On the hard conversation, 150 here cost 0.7%
             more of full history's tokens and bought no recall.
-        neighbours_of: with recall, the top this-many hits each bring their speaker's turn before
-            and after (a fact split over two turns: "I adopted a dog" ... "We named her Luna").
-            Measured (``bench_layered.py``): 1 -> 3 reached one more probe on the hard and on
-            the friends conversation at no token cost; 6, or neighbours of either speaker, fewer.
+        neighbours_of: with recall, the top this-many hits each bring their speaker's nearest
+            statement before and after (a fact split over two turns: "I adopted a dog" ... "We
+            named her Luna"; ``recall.NEVER_NEIGHBOURS`` are skipped). Measured: 1 -> 3 reached
+            one more probe on the hard and on the friends conversation at no token cost; 6, or
+            neighbours of either speaker, fewer (``benchmarks/bench_layered.py``).
         min_score: ignore memories below this cosine similarity (``None``: keep top-k).
         summary_every: every this many turns, a summary of those turns is written to Milvus (the
             article's plan: 20); ``0`` turns it off.

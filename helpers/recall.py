@@ -41,9 +41,11 @@ from helpers.hybrid import (  # noqa: F401 - re-exported: recall is the one modu
 #: Kinds worth retrieving as evidence: what was *stated* (by the user or, with ``reply``, the
 #: assistant). Questions, requests and "I don't know" answers are stored but not searched.
 FACT_KINDS = ("statement", "fact")
-#: Kinds that carry nothing, not even as the context of a hit: small talk, "I don't know" and
-#: answers that repeat their memories.
-NEVER_NEIGHBOURS = ("chat", "dont_know", "echo")
+#: Kinds never brought as the context of a hit: small talk, "I don't know", answers that repeat
+#: their memories, and the speaker's own questions and requests, which state no fact (on the easy
+#: conversation they took 0.5% of full history's tokens; leaving them out also reached 3 more
+#: probes of the hard conversation, ``bench_layered.py``).
+NEVER_NEIGHBOURS = ("chat", "dont_know", "echo", "question", "request")
 #: Every kind ``classify_turn`` returns, plus ``fact`` (an extracted first-person sentence) and
 #: ``summary`` (a stored summary).
 KINDS = ("statement", "question", "request", "chat", "reply", "dont_know", "echo", "fact",
@@ -451,7 +453,8 @@ def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens:
         candidates: hits fetched before the budget fill (30 covers 300 tokens of ~13-token
             statements twice over).
         neighbours_of: how many of the top hits bring neighbours (0: none); a neighbour of a
-            kind in ``NEVER_NEIGHBOURS`` (small talk, "I don't know", echoes) is never brought.
+            kind in ``NEVER_NEIGHBOURS`` (small talk, "I don't know", echoes, questions,
+            requests) is never brought.
         show_dates: session dates in the headers.
         skip: drop a hit for which this is true (e.g. already in the verbatim window).
         count: token counter (default tiktoken cl100k_base, ``helpers.tokens.count_text_tokens``).

@@ -111,9 +111,10 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "kinds": sorted({m.kind for m in first_rows}),
                   "speakers": sorted({m.speaker for m in first_rows}),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
-                  "window_ok": all(t.window_section_tokens <= 250 for t in memory.log),
+                  "window_ok": all(t.window_section_tokens <= 150 for t in memory.log),
                   "explorer": [len(explorer.records), explorer.error, explorer.store.uri],
-                  "retrieved_ok": all(t.retrieved_section_tokens <= 150 + 10 for t in memory.log),
+                  "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
+                  "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
                   "selfchecks": _selfchecks}))
 """,
@@ -126,6 +127,8 @@ print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "fit_rows": len(context_fit(yours)),
                   "korean": korean_results["evidence recall"].to_dict(), "korean_live": RUN_KOREAN,
                   "hard": hard_results["evidence recall"].to_dict(),
+                  "hard_share": hard_results["% of first strategy's tokens"].to_dict(),
+                  "friends": friends_results["evidence recall"].to_dict(),
                   "missed": len(missed), "selfchecks": _selfchecks}))
 """,
 }
@@ -306,7 +309,8 @@ def test_07_layered_memory():
     assert shown["speakers"] == ["assistant", "user"]
     assert shown["evidence"] and all(shown["evidence"])
     assert shown["window_ok"] and shown["retrieved_ok"]
-    assert max(shown["layers"], key=shown["layers"].get) == "window"
+    assert max(shown["layers"], key=shown["layers"].get) == "retrieved"
+    assert shown["gated"] > 10  # turns that only state something retrieve nothing
     assert all(0.7 < s < 0.95 for s in shown["embed_scores"])  # e5's narrow band (Going further)
     assert_self_checked(shown, ["07.largest_layer"])
     turns, error, uri = shown["explorer"]
@@ -329,10 +333,17 @@ def test_08_measuring_memory_meets_the_goal():
     hard = shown["hard"]  # the hard conversation, saved run: where the easy result stops
     assert hard["full history"] == 1.0 and hard["count window (20 messages)"] == 0.0
     layered_hard = next(v for k, v in hard.items() if k.startswith("layered"))
-    assert 0.4 < layered_hard < 0.8 and hard["retrieval (Milvus top-3)"] < layered_hard
+    # issue 10's goal on the hard conversation: >= 80% of full history's recall, <= 10% of tokens
+    assert layered_hard >= 0.8 and hard["retrieval (Milvus top-3)"] < layered_hard
+    assert next(v for k, v in shown["hard_share"].items() if k.startswith("layered")) <= 10
+    friends = shown["friends"]  # two people: half the evidence is the second speaker's
+    assert friends["full history"] == 1.0
+    assert next(v for k, v in friends.items() if k.startswith("layered")) > 2 * friends[
+        "retrieval (Milvus top-3)"]
     assert shown["missed"] == round((1 - layered["evidence recall"]) * 40)  # the goal cell's list
-    # the course's goal: >= 95% of full history's recall with <= 10% of its prompt tokens
-    assert shown["recall_share"] >= 0.95
+    # the course's goal: >= 95% of full history's recall with <= 10% of its input tokens, the
+    # summary calls' own prompts included
+    assert shown["recall_share"] >= 0.95 and shown["all_share"] <= 0.10
     assert shown["last_turn_share"] <= 0.10
     assert layered["prompt tokens at last turn"] <= 0.10 * full["prompt tokens at last turn"]
     assert shown["fit_rows"] == 8
