@@ -44,21 +44,22 @@ coverage of a small pool), the Korean analyzer (bigrams vs the standard analyzer
 probes (best scores of what would be retrieved, and whether a threshold separates them), and the
 search time per probe.
 
-Measured (2026-11-30, 2 loaded cores, multilingual-e5-small 4-bit, Milvus Lite 3.2.2, budget 300;
+Measured (2026-11-30, re-run after the strategy refactor and issue 10's kinds: statements that
+ask back, small talk; 2 loaded cores, multilingual-e5-small 4-bit, Milvus Lite 3.2.2, budget 300;
 data we generated ourselves, a first look), recall any / all of the evidence turns, tokens/probe:
 
 =====================================  ====================  ===================  ===============
 row                                    hard                  easy                 easy (Korean)
 =====================================  ====================  ===================  ===============
 0 baseline (top-3, all stored)         0.29 / 0.21, 70       0.80, 49             0.93, 80
-2 + kind filter, top-3                 0.69 / 0.45, 92       1.00, 47             0.97, 81
-3 + token budget 300                   0.95 / 0.75, 276      1.00, 260            1.00, 276
-6 + neighbours, hybrid, dates          0.90 / 0.74, 279      1.00, 260            0.95, 276
-7 = 6 without hybrid (recommended)     0.92 / 0.75, 279      1.00, 261            1.00, 275
-random statements, no search (300)     0.09 / 0.03           0.45                 0.28
+2 + kind filter, top-3                 0.69 / 0.44, 91       1.00, 48             0.97, 81
+3 + token budget 300                   0.95 / 0.75, 276      1.00, 257            1.00, 275
+6 + neighbours, hybrid, dates          0.88 / 0.70, 278      1.00, 258            0.95, 275
+7 = 6 without hybrid (recommended)     0.91 / 0.74, 279      1.00, 258            1.00, 275
+random statements, no search (300)     0.08 / 0.04           0.55                 0.28
 =====================================  ====================  ===================  ===============
 
-The hard conversation's user statements are only 1,656 tokens (127 turns): a budget of 300 is 18%
+The hard conversation's user statements are only 1,611 tokens (115 turns): a budget of 300 is 19%
 of what the kind filter searches, so re-measure on longer conversations before trusting a budget.
 """
 
