@@ -25,7 +25,7 @@ and searches with today's kinds (``recall.classify_turn``: statements that ask b
 person's statements, small talk, echoes) and neighbour rule; row 0 has round 1's budgets:
 
 0. round-1 budgets: window 250, summary 450, retrieval 150 tokens on every turn, fold at 500.
-1. + a 500-token retrieval budget (candidates grow with it: budget / 10).
+1. + a 500-token retrieval budget (candidates grow with it: ``max(30, budget // 20)``).
 2. + no retrieval for a statement (only questions and requests search).
 3. + cheaper layers: window 150, summary 200, fold at 800.
 4. + the budget grows with the history (5% of the tokens stored, at most 4,000).

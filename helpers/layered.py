@@ -6,10 +6,11 @@ The three strategies of lessons 04-06 are layers, not rivals, as the article con
   ``window_tokens`` by ``helpers.truncation.token_window``;
 * **summary** for compression: what falls out of the window is folded into a running summary of
   the session (``helpers.summarization``), capped at ``max_summary_tokens``;
-* **vector store** across sessions: every turn is written to Milvus (``helpers.milvus_store``),
-  and every ``summary_every`` turns (the article's plan: 20) a summary of those turns is written
-  too, so later sessions can recall it. Before each answer the ``top_k`` most relevant memories
-  are retrieved, cut to ``retrieval_tokens``.
+* **vector store** across sessions: every turn is written to Milvus (``helpers.milvus_store``).
+  Without recall (an older collection), every ``summary_every`` turns (the article's plan: 20) a
+  summary of those turns is written too, and before each answer the ``top_k`` most relevant
+  memories are retrieved, cut to ``retrieval_tokens``. With recall (below), memories fill a token
+  budget, and summaries are archived only when ``recall_kinds`` includes ``"summary"``.
 
 The prompt, with each section marked and budgeted::
 
