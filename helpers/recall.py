@@ -107,11 +107,16 @@ _HELPER_TALK = re.compile(
     re.IGNORECASE)
 
 
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」')
+
+
 def speaks_of_self(text: str) -> bool:
     """Does ``text`` say something about its speaker ("I painted that lake sunrise last year",
-    "my kids", "저는 ...")? First-person words count once an assistant's helper phrases ("I can
-    help", "I hope", "let me know", "you told me") are taken out."""
-    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", text)))
+    "my kids", "저는 ...")? First-person words count once quoted speech ('You told me: "I'm
+    Mina"') and an assistant's helper phrases ("I can help", "I hope", "let me know", "you told
+    me") are taken out."""
+    said = _QUOTED.sub(" ", text)  # 'You told me: "I'm Mina"' quotes someone else
+    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", said)))
 
 
 class OtherSpeaker:

@@ -277,6 +277,9 @@ def test_layered_explorer_with_recall_shows_kinds_budgets_and_speakers(tmp_path,
     retrieved = [p.text for r in explorer.records for p in r.prompt.of_kind("retrieved")]
     assert retrieved and all("AI:" not in text for text in retrieved)
     assert any("\nUser: " in text for text in retrieved)
+    # the stand-in's answers quote the user ('You told me: "I live in Lisbon"'): quoting is not
+    # speaking of oneself, so the assistant stays an assistant and its replies are never hits
+    assert not any("Assistant:" in text for text in retrieved)
     explorer.statement_tokens.value = 100
     assert "100 for a statement" in explorer.view.value
     store.close()

@@ -313,6 +313,8 @@ def test_classify_turn_in_conversations_between_people():
     assert c("Powder has its own acid; soda needs one in the recipe.", "assistant") == "reply"
     assert c("I can help with that. Want the polite or the casual form?", "assistant") == "question"
     assert c("Night shifts are brutal. I hope she gets some rest.", "assistant") == "reply"
+    assert c('You told me: "My name is Alice." Earlier you said: "I live in Lisbon."',
+             "assistant") == "reply"  # quoting the user is not speaking of oneself
     assert recall.split_sentences('She said "hi!" Then left. Why?') == [
         'She said "hi!"', "Then left.", "Why?"]
     assert recall.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
