@@ -477,9 +477,10 @@ def recall_within_budget(store: Any, user_id: str, question: str, budget_tokens:
                         lexical_weight=0.5)
     if skip is not None:
         hits = [h for h in hits if not skip(h)]
-    seen: set[str] = set()  # the same words said twice take the budget once
-    hits = [h for h in hits if not (" ".join(h.content.lower().split()) in seen
-                                    or seen.add(" ".join(h.content.lower().split())))]
+    unique: dict[str, Any] = {}  # the same words said twice take the budget once
+    for hit in hits:
+        unique.setdefault(" ".join(hit.content.lower().split()), hit)
+    hits = list(unique.values())
     near: dict[Hashable, list[Any]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)

@@ -23,16 +23,16 @@ conversation's (data/evaluation/README.md), so ``helpers.evaluation`` replays it
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import random
 import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from conversation_cli import WEEKDAYS, fill, render, resolve_when, run_cli  # noqa: E402, F401
+
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "data/evaluation/friends_conversation.json"
-WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "unanswerable")
 
 # The seed picks one value per slot. Values of one slot never appear in another slot's pool.
@@ -753,44 +753,6 @@ def person(question: str, values: dict[str, str]) -> str:
     return "none"
 
 
-# --- relative dates ----------------------------------------------------------------------------
-
-
-def resolve_when(spec: str, session_date: dt.date, rng: random.Random) -> tuple[str, dt.date]:
-    """A relative date phrase and the absolute date it means, seen from ``session_date`` (the
-    hard conversation's rule: "last Thursday" is 2-6 days before, "this Friday" 2-6 days after)."""
-    if spec == "yesterday":
-        return "yesterday", session_date - dt.timedelta(days=1)
-    if spec == "day_before_yesterday":
-        return "the day before yesterday", session_date - dt.timedelta(days=2)
-    if spec == "today":
-        return "this morning", session_date
-    days = rng.randint(2, 6)
-    if spec == "last_weekday":
-        day = session_date - dt.timedelta(days=days)
-        return f"last {WEEKDAYS[day.weekday()]}", day
-    if spec == "this_weekday":
-        day = session_date + dt.timedelta(days=days)
-        return f"this {WEEKDAYS[day.weekday()]}", day
-    raise ValueError(f"unknown relative date {spec!r}")
-
-
-def fill(template: str, values: dict[str, str], events: dict | None = None) -> str:
-    """Fill {slot} from values and {when:label} / {date:label} / {weekday:label} / {month:label}
-    from the resolved events."""
-    out = template
-    for key, value in sorted(values.items(), key=lambda kv: -len(kv[0])):
-        out = out.replace("{" + key + "}", value)
-    for label, (phrase, day) in (events or {}).items():
-        out = (out.replace("{when:" + label + "}", phrase)
-               .replace("{date:" + label + "}", day.isoformat())
-               .replace("{weekday:" + label + "}", WEEKDAYS[day.weekday()])
-               .replace("{month:" + label + "}", day.strftime("%B %Y")))
-    if "{" in out:
-        raise ValueError(f"unfilled placeholder in {out!r}")
-    return out
-
-
 # --- the generator -----------------------------------------------------------------------------
 
 EXCHANGES_PER_SESSION = 13  # 26 turns a session, greeting and goodbye included
@@ -964,31 +926,8 @@ def self_check(data: dict) -> None:
     assert third > len(probes) / 2, third
 
 
-def render(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate in memory; exit 1 if --out differs")
-    args = parser.parse_args(argv)
-    data = generate(args.seed)
-    text = render(data)
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
-        if current != text:
-            print(f"{args.out} differs from what seed {args.seed} generates; "
-                  f"run: python scripts/make_friends_conversation.py --seed {args.seed}")
-            return 1
-        print(f"{args.out} is up to date")
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}: {data['description']}")
-    return 0
+    return run_cli(argv, generate, DEFAULT_OUT, "make_friends_conversation.py", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
