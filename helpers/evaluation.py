@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     and write ``results.md``, ``results.json`` (summary + per-turn rows) to ``--out``."""
     import argparse
 
-    from helpers.config import project_root, runtime_dir
+    from helpers.config import _short_path, project_root, runtime_dir
     from helpers.course.setup import show_setup
     from helpers.milvus_store import MemoryStore, quiet_milvus_logs
     from helpers.models import get_chat_model
@@ -360,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         import datetime
 
         measured = (f"python -m helpers.evaluation --conversation {args.conversation or ''} "
-                    f"(evidence recall by turn id; {settings.describe()}), "
+                    f"(evidence recall by turn id; {settings.describe().split(' | Database')[0]} | "
+                    f"Database: Milvus {settings.milvus_kind} at {_short_path(uri)}), "
                     f"{datetime.date.today().isoformat()}")
         args.save.write_text(json.dumps(saved_result(results, conversation, measured), indent=1,
                                         ensure_ascii=False) + "\n", encoding="utf-8")
