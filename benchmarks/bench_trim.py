@@ -11,7 +11,7 @@ For each history size (seeded, realistic turns: English and Korean, some with to
   a tiktoken counter that counts a list with ``helpers.tokens`` (per-message sum, the 3 priming
   tokens taken off the budget once, so its output is right). Median of several calls on the
   n-message history. It has no memory between calls, so a turn costs the same as any call.
-* helper first call: ``helpers.truncation.token_window`` with an empty cache, on the n-message
+* helper first call: ``helpers.window.token_window`` with an empty cache, on the n-message
   history (what a restarted program pays on its first turn).
 * helper per turn: the way a chat loop calls it. The history is rebuilt up to n messages one turn
   at a time (the last ``TURNS`` turns), calling the helper before each new turn is sent, with one
@@ -38,7 +38,7 @@ from langchain_core.messages import (
 )
 
 from helpers.tokens import TokenCounter, count_tokens
-from helpers.truncation import library_token_window, token_window
+from helpers.window import library_token_window, token_window
 
 SIZES = (100, 1_000, 10_000)
 MAX_TOKENS = 3_000  # whole prompt, as count_tokens counts it

@@ -20,15 +20,15 @@ _EXPORTS = {
     "count_tokens": "tokens",
     "count_message_tokens": "tokens",
     "count_text_tokens": "tokens",
-    "get_chat_model": "models",
-    "get_embeddings": "models",
+    "get_chat_model": "course.setup",
+    "get_embeddings": "embeddings",
     "E5Embeddings": "embeddings",
     "show_setup": "course.setup",
     "OfflineChatModel": "course.offline_model",
     "FileHistory": "history",
     "HistoryFileError": "history",
     "InvalidSessionIdError": "history",
-    "load_conversation": "data",
+    "load_conversation": "course.data",
     "render_messages": "course.display",
 }
 
@@ -36,13 +36,12 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # for editors and type checkers only
     from helpers.config import Settings, load_settings, runtime_dir  # noqa: F401
+    from helpers.course.data import load_conversation  # noqa: F401
     from helpers.course.display import render_messages  # noqa: F401
     from helpers.course.offline_model import OfflineChatModel  # noqa: F401
-    from helpers.course.setup import show_setup  # noqa: F401
-    from helpers.data import load_conversation  # noqa: F401
-    from helpers.embeddings import E5Embeddings  # noqa: F401
+    from helpers.course.setup import get_chat_model, show_setup  # noqa: F401
+    from helpers.embeddings import E5Embeddings, get_embeddings  # noqa: F401
     from helpers.history import FileHistory, HistoryFileError, InvalidSessionIdError  # noqa: F401
-    from helpers.models import get_chat_model, get_embeddings  # noqa: F401
     from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens  # noqa: F401
 
 

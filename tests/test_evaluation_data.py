@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from helpers.config import project_root
-from helpers.evaluation import load_long_conversation
+from helpers.evaluate import load_long_conversation
 
 EVALUATION = project_root() / "data" / "evaluation"
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "unanswerable")

@@ -1,7 +1,7 @@
-"""The explorers as a learner meets them (issue 11): controls that do nothing are disabled, the
-window comes first with dropped messages collapsed, the view fits a screen, a "replaying…" state,
-whole labels, theme colours (light and dark), a Korean conversation; lessons 06-07's explorers
-survive their lesson's clean-up; a closed store says so; each lesson has its own Lite folder."""
+"""The explorers as a learner meets them: controls that do nothing are disabled, the window
+comes first with dropped messages collapsed, the view fits a screen, a "replaying…" state, whole
+labels, theme colours (light and dark), a Korean conversation; lessons 06-07's explorers survive
+their lesson's clean-up; a closed store says so; each lesson has its own Lite folder."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 from hash_embeddings import HashEmbeddings
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from helpers.config import LESSON_LITE_FOLDERS, lesson_milvus_uri, load_settings
+from helpers.config import load_settings
+from helpers.course.data import load_conversation
 from helpers.course.display import collapsed_line, message_rows, messages_html
+from helpers.course.milvus import LESSON_LITE_FOLDERS, lesson_milvus_uri, open_store
 from helpers.course.widgets import (
     BUSY_TEXT,
     CONVERSATIONS,
@@ -23,9 +25,8 @@ from helpers.course.widgets import (
     SummaryExplorer,
     TruncationExplorer,
 )
-from helpers.data import load_conversation
-from helpers.milvus_common import StoreClosedError
-from helpers.milvus_store import MemoryStore
+from helpers.retrieval import format_turn
+from helpers.store import StoreClosedError
 
 ROOT = Path(__file__).resolve().parent.parent
 HEX_OR_NAMED_LIGHT = re.compile(r"background(-color)?:\s*(#[0-9a-fA-F]{3,8}|white|rgb\(2[0-9]{2})")
@@ -174,14 +175,14 @@ def test_each_lesson_has_its_own_lite_folder(tmp_path):
 @pytest.fixture
 def lesson06_store(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
-    store = MemoryStore(collection="lesson06", embeddings=HashEmbeddings(), drop_existing=True)
+    store = open_store("lesson06", lesson="06", embeddings=HashEmbeddings(), drop_existing=True)
     for number, text in enumerate(load_conversation("alice_month_en").turns, start=1):
-        store.add_turn("alice", "month", number, text, "ok")
+        store.add("alice", "month", number, format_turn(text, "ok"), kind="turn")
     yield store
     store.close()
 
 
-def test_the_collection_name_picks_the_lessons_folder(lesson06_store, tmp_path):
+def test_the_lesson_picks_its_lite_folder(lesson06_store, tmp_path):
     assert lesson06_store.uri == str(tmp_path / "milvus" / "06_retrieval.db")
 
 
@@ -191,7 +192,7 @@ def test_a_closed_store_says_so_and_how_to_reopen(lesson06_store):
         lesson06_store.search("alice", "What is my job?")
     message = str(error.value)
     assert "was closed by store.close()" in message and "Reopen it" in message
-    assert "MemoryStore(collection='lesson06'" in message
+    assert "open_store(collection='lesson06'" in message
     assert "Cannot reach" not in message and "docker" not in message
 
 
@@ -215,7 +216,9 @@ def test_retrieval_explorer_stores_the_korean_month_on_first_choice(lesson06_sto
     explorer = RetrievalExplorer(lesson06_store, "alice")
     explorer.conversation_choice.value = "minsu_month_ko"
     assert explorer.question.value == "제 직업이 뭐예요?"
-    assert len(lesson06_store.turns("minsu_month_ko")) == 17
+    rows = lesson06_store.rows("minsu_month_ko")
+    assert len(rows) == 17 and {row.kind for row in rows} == {"turn"}
+    assert rows[0].content == format_turn(load_conversation("minsu_month_ko").turns[0])
     assert {m.user_id for m in explorer.memories} == {"minsu_month_ko"}
 
 
@@ -229,16 +232,16 @@ def test_min_score_range_is_one_constant():
 
 def test_layered_explorer(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
-    store = MemoryStore(collection="lesson07", embeddings=HashEmbeddings(), drop_existing=True)
+    store = open_store("lesson07", lesson="07", embeddings=HashEmbeddings(), drop_existing=True)
     explorer = LayeredExplorer(store)
     assert explorer.store.uri == str(tmp_path / "milvus" / "07_layered.db")
     assert explorer.store.collection == "lesson07_explorer"
     assert explorer.error is None and len(explorer.records) == 17
     assert [w.description for w in (explorer.window_tokens, explorer.summary_tokens,
-                                     explorer.retrieval_tokens, explorer.top_k)] == [
-        "window tokens", "summary tokens", "retrieval tokens", "top k"]
+                                     explorer.retrieval_tokens, explorer.statement_tokens)] == [
+        "window tokens", "summary tokens", "retrieval tokens", "statement tokens"]
     view = explorer.view.value
-    assert "budgets: window 150, summary 120, retrieval 120, top 3" in view
+    assert "budgets: window 150, summary 120, retrieval 120 for a question, 0 for a statement" in view
     assert "earlier messages are outside the window" in view
     last = explorer.records[-1]
     assert all(r.prompt_tokens < 150 + 120 + 120 + 60 for r in explorer.records)
@@ -246,23 +249,23 @@ def test_layered_explorer(tmp_path, monkeypatch):
     explorer.window_tokens.value = 300
     assert explorer.view.value != before and explorer.records[-1].prompt_tokens > last.prompt_tokens
     store.close()  # the lesson's clean-up may close its store: the explorer has its own
-    explorer.top_k.value = 1
-    assert explorer.error is None and "top 1" in explorer.view.value
+    explorer.retrieval_tokens.value = 200
+    assert explorer.error is None and "retrieval 200 for a question" in explorer.view.value
     assert not HEX_OR_NAMED_LIGHT.search(explorer.view.value)
     explorer.conversation_choice.value = "minsu_month_ko"
     assert explorer.records[0].user.startswith("안녕하세요")
-    explorer.store.close()
+    explorer.store.close()  # its own store closed: the view says so, no traceback
+    explorer.window_tokens.value = 175
+    assert explorer.records == [] and "was closed by store.close()" in explorer.error
+    assert "Milvus:" in explorer.view.value and explorer.costs.value == ""
 
 
-def test_layered_explorer_with_recall_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch):
-    """Lesson 07's store has memory fields: the explorer's own store has them too, so its
-    memories are one row per message, shown with their speaker, and a statement gets the
-    statement budget (default 0: nothing retrieved)."""
+def test_layered_explorer_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch):
+    """The explorer's rows are one per message, shown with their speaker; a statement gets the
+    statement budget (default 0: nothing retrieved); a budget slider replaces top-k."""
     monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
-    store = MemoryStore(collection="lesson07", embeddings=HashEmbeddings(), drop_existing=True,
-                        memory_fields=True)
+    store = open_store("lesson07", lesson="07", embeddings=HashEmbeddings(), drop_existing=True)
     explorer = LayeredExplorer(store)
-    assert explorer.recall and explorer.store.has_memory_fields
     assert "retrieval 120 for a question, 0 for a statement" in explorer.view.value
 
     def shown(widget):
@@ -271,9 +274,12 @@ def test_layered_explorer_with_recall_shows_kinds_budgets_and_speakers(tmp_path,
             yield from shown(child)
 
     assert explorer.statement_tokens in list(shown(explorer.widget))
-    assert explorer.top_k not in list(shown(explorer.widget))  # recall fills a budget, not a k
-    rows = explorer.store.turns(explorer.strategy()[1].user_id)
+    assert not hasattr(explorer, "top_k")  # retrieval fills a budget, not a k
+    memory = explorer.strategy()[1]
+    assert (memory.retrieval_tokens, memory.statement_retrieval_tokens) == (120, 0)
+    rows = explorer.store.rows(memory.user_id)
     assert {m.kind for m in rows} >= {"statement", "question"}
+    assert {m.speaker for m in rows} == {"user", "assistant"}
     retrieved = [p.text for r in explorer.records for p in r.prompt.of_kind("retrieved")]
     assert retrieved and all("AI:" not in text for text in retrieved)
     assert any("\nUser: " in text for text in retrieved)

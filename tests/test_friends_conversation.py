@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from helpers.config import project_root
-from helpers.evaluation import conversation_turns, load_long_conversation, replay_message_ids
+from helpers.evaluate import conversation_turns, load_long_conversation, replay_message_ids
 
 PATH = project_root() / "data" / "evaluation" / "friends_conversation.json"
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "unanswerable")

@@ -1,4 +1,4 @@
-"""Tests for helpers.langchain_way: the library's retriever on the same data as a MemoryStore
+"""Tests for helpers.course.library_way: the library's retriever on the same data as a MemoryStore
 (Milvus Lite and the server, ``uri`` fixture in conftest.py)."""
 
 from __future__ import annotations
@@ -7,19 +7,21 @@ import uuid
 
 import pytest
 
-from helpers.langchain_way import langchain_retriever
-from helpers.milvus_store import MemoryStore, eq_filter
+from helpers.course.library_way import langchain_retriever
+from helpers.course.milvus import open_store
+from helpers.retrieval import format_turn
+from helpers.store import eq_filter
 
 
 def test_langchain_retriever_on_the_same_data(uri, e5):
-    store = MemoryStore(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
-                        drop_existing=True)
+    store = open_store(uri=uri, collection=f"t_{uuid.uuid4().hex[:10]}", embeddings=e5,
+                       drop_existing=True)
     try:
-        store.add_turn("ann", "s1", 1, "My job is a software engineer.", "Got it.")
-        store.add_turn("ann", "s1", 2, "I like green tea.", "Got it.")
-        store.add_turn("bob", "s2", 1, "My job is a nurse.", "Got it.")
+        store.add("ann", "s1", 1, format_turn("My job is a software engineer.", "Got it."))
+        store.add("ann", "s1", 2, format_turn("I like green tea.", "Got it."))
+        store.add("bob", "s2", 1, format_turn("My job is a nurse.", "Got it."))
         vector_store, retriever = langchain_retriever(
-            store.turns("ann"), "ann", uri=uri, collection=f"lc_{uuid.uuid4().hex[:10]}",
+            store.rows("ann"), "ann", uri=uri, collection=f"lc_{uuid.uuid4().hex[:10]}",
             embeddings=e5, top_k=2)
         docs = retriever.invoke("What is my job?")
         assert "software engineer" in docs[0].page_content

@@ -82,7 +82,8 @@ def test_unreachable_endpoint_is_a_plain_sentence():
 
 
 def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypatch, capsys):
-    import helpers.models as models
+    import helpers.course.setup as setup
+    import helpers.embeddings as embeddings
 
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
@@ -96,7 +97,7 @@ def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypat
     assert get_chat_model(settings).__class__.__name__ == "OfflineChatModel"
     # nothing is kept in a global: without the settings, the environment's key is used
     assert isinstance(get_chat_model(), ChatOpenAI)
-    assert not hasattr(models, "_fallback")
+    assert not hasattr(setup, "_fallback") and not hasattr(embeddings, "_fallback")
     # with the right key, show_setup's settings use the endpoint again
     monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)
     settings = show_setup()

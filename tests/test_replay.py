@@ -1,18 +1,47 @@
-"""Tests for helpers.replay (the one loop, its records, marks from typed prompt parts, totals)
-run with the strategies of helpers.strategies, and for helpers.langchain_way.LibrarySummary."""
+"""Tests for helpers.memory.replay (the one loop, its records, marks from typed prompt parts,
+totals) run with the strategies of helpers.window and helpers.summary, for the cost tables of
+helpers.course.tables, and for helpers.course.library_way.LibrarySummary."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from importlib.util import find_spec
 
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from helpers.course.widgets import cost_table
-from helpers.langchain_way import LibrarySummary
-from helpers.memory import QUESTION, SUMMARY, SYSTEM, VERBATIM, MemoryStrategy
-from helpers.replay import cost_summary, replay, totals
-from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
-from helpers.summarization import CountTrigger, TokenTrigger, is_summary, split_stored, summary_covers
+from helpers.course.tables import article_cost_table, cost_summary, cost_table
+from helpers.memory import (
+    QUESTION,
+    SUMMARY,
+    SYSTEM,
+    VERBATIM,
+    MemoryStrategy,
+    Turn,
+    TurnRecord,
+    replay,
+    totals,
+)
+from helpers.summary import (
+    CountTrigger,
+    RunningSummary,
+    TokenTrigger,
+    is_summary,
+    split_stored,
+    summary_covers,
+)
 from helpers.tokens import count_message_tokens, count_tokens
+from helpers.window import CountWindow, FullHistory, LastN, TokenWindow
+
+
+def _defines(module: str, name: str) -> bool:
+    return find_spec(module) is not None and hasattr(import_module(module), name)
+
+
+# Tests that need a name of the new layout another task writes: skipped until it exists.
+needs_library_way = pytest.mark.skipif(not _defines("helpers.course.library_way", "LibrarySummary"),
+                                       reason="helpers.course.library_way is written at the switch")
 
 UNKNOWN = "I don't know: nothing in the messages I was sent says that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
@@ -148,12 +177,19 @@ def test_cost_summary_totals_are_sums_of_the_turns(month, model):
         assert totals["all tokens"] == (totals["prompt tokens (total)"] + totals["summary tokens"]
                                         + sum(r.reply_tokens for r in records))
         assert all(r.reply_tokens > 0 for r in records)
+    assert cost_summary(run(FullHistory(), month, model))["extra calls"] == 0
+    assert cost_summary(run(RunningSummary(CountTrigger()), month, model))["extra calls"] == 5
+
+
+def test_cost_table_rows_are_the_turns(month, model):
+    for strategy in (FullHistory(), RunningSummary(CountTrigger())):
+        records = run(strategy, month, model)
+        totals = cost_summary(records)
         table = cost_table(records)
         assert list(table.index) == list(range(1, 18))
         assert table["prompt tokens"].sum() == totals["prompt tokens (total)"]
         assert table["extra calls"].sum() == totals["extra calls"]
-    assert cost_summary(run(FullHistory(), month, model))["extra calls"] == 0
-    assert cost_summary(run(RunningSummary(CountTrigger()), month, model))["extra calls"] == 5
+        assert list(table["user"]) == list(month.turns) and table["reply"].str.len().max() <= 60
 
 
 def test_replay_of_zero_turns(model):
@@ -163,11 +199,22 @@ def test_replay_of_zero_turns(model):
                                 "extra calls": 0, "summary tokens": 0, "all tokens": 0}
 
 
-def test_every_strategy_implements_the_protocol(model):
+def test_every_strategy_implements_the_protocol():
     for strategy in (FullHistory(), LastN(4), CountWindow(4), TokenWindow(200),
-                     RunningSummary(CountTrigger()), LibrarySummary(model)):
+                     RunningSummary(CountTrigger())):
         assert isinstance(strategy, MemoryStrategy), strategy
-        assert strategy.embedding_calls == 0
+        assert (strategy.embedding_calls, strategy.embedding_seconds) == (0, 0.0)
+        when, sends = strategy.cost_note
+        assert when and sends
+
+
+@needs_library_way
+def test_library_summary_implements_the_protocol(model):
+    from helpers.course.library_way import LibrarySummary
+
+    strategy = LibrarySummary(model)
+    assert isinstance(strategy, MemoryStrategy)
+    assert (strategy.embedding_calls, strategy.embedding_seconds) == (0, 0.0)
 
 
 def test_prompt_parts_say_what_each_message_is(month, model):
@@ -180,13 +227,40 @@ def test_prompt_parts_say_what_each_message_is(month, model):
     assert last.prompt.marks()[:2] == ["kept", "summary"]
 
 
-def test_totals_over_probe_turns(month, model):
-    records = run(FullHistory(), month, model)
-    records[0].probe, records[0].evidence_reached, records[0].answer_correct = True, True, False
-    records[1].probe, records[1].evidence_reached, records[1].answer_correct = True, False, False
-    total = totals(records)
-    assert (total["evidence recall"], total["answers correct"]) == (0.5, 0.0)
-    assert totals(records[2:])["evidence recall"] is None
+@dataclass
+class Probed(TurnRecord):
+    """What evaluate.ScoredTurn adds to a record (its probe score), for these tests."""
+
+    probe: bool = False
+    evidence_reached: bool | None = None
+    how: str | None = None
+    answer_correct: bool | None = None
+
+
+def test_replay_builds_the_record_class_it_is_given(month, model):
+    seen = []
+    records = replay(FullHistory(), month.turns[:3], model, month.system, record=Probed,
+                     on_turn=lambda record, turn: seen.append((record, turn)))
+    assert all(type(r) is Probed and not r.probe for r in records)
+    assert [r for r, _ in seen] == records  # on_turn is still called with each record
+    assert [t for _, t in seen] == [Turn(text) for text in month.turns[:3]]
+    plain = run(FullHistory(), month, model)
+    assert [r.prompt_tokens for r in records] == [r.prompt_tokens for r in plain[:3]]
+    assert all(type(r) is TurnRecord for r in plain)
+
+
+def test_totals_have_no_recall_and_the_cost_table_reads_probe_records(month, model):
+    records = replay(FullHistory(), month.turns, model, month.system, record=Probed)
+    assert "evidence recall" not in totals(records) and "answers correct" not in totals(records)
+    records[0].probe, records[0].evidence_reached = True, True
+    records[1].probe, records[1].evidence_reached = True, False
+    (row,) = article_cost_table({"full history": records})
+    assert row["evidence recall"] == 0.5
+    assert row["trigger"] == "never" and row["what is kept"] == "everything"
+    assert row["kept at the last turn"] == "32 of 32 earlier messages"
+    assert article_cost_table({"no probes": records[2:]})[0]["evidence recall"] is None
+    plain = run(FullHistory(), month, model)  # plain TurnRecords count as no probe
+    assert article_cost_table({"full history": plain})[0]["evidence recall"] is None
 
 
 def test_strategy_names_are_distinct():
@@ -202,7 +276,10 @@ def test_strategy_names_are_distinct():
 # --- the library way -----------------------------------------------------------------------
 
 
+@needs_library_way
 def test_library_summary_summarizes_after_the_trigger(intro, model):
+    from helpers.course.library_way import LibrarySummary
+
     records = replay(LibrarySummary(model), intro.turns, model, intro.system)
     assert len(records) == len(intro.turns)
     calls = [r.memory_calls for r in records]

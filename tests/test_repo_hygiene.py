@@ -92,3 +92,26 @@ def test_runtime_files_are_ignored():
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     for folder in [".runtime/", "build/", ".venv/", ".env"]:
         assert folder in ignored
+
+
+MEMORY_MODULES = sorted(p for p in (ROOT / "helpers").glob("*.py") if p.name != "__init__.py")
+
+
+def test_memory_modules_never_import_course_plumbing_nor_each_others_privates():
+    for path in MEMORY_MODULES:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from|import) helpers\.course", text, re.M), path.name
+        # "from helpers.x import _name" reaches into another module
+        assert not re.search(r"from helpers\.\w+ import [^\n]*\b_\w", text), path.name
+
+
+def test_helpers_readme_states_what_each_lesson_reads_in_lines():
+    readme = (ROOT / "helpers" / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d\d) [^|]+\| ([^|]+) \| (\d+) \|$", readme, re.M)
+    assert [lesson for lesson, _, _ in rows] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    for lesson, read, stated in rows:
+        modules = re.findall(r"`(\w+\.py)`", read)
+        lines = sum(len((ROOT / "helpers" / m).read_text(encoding="utf-8").splitlines())
+                    for m in modules)
+        assert int(stated) == lines, f"lesson {lesson}: README says {stated}, {modules} have {lines}"
+        assert lines <= 600, f"lesson {lesson} asks a learner to read {lines} lines"

@@ -1,4 +1,4 @@
-"""Tests for helpers.summarization: triggers and keep rules, the summary call, failures, the running
+"""Tests for helpers.summary: triggers and keep rules, the summary call, failures, the running
 summary, placement, Korean, empty histories and the summary cap."""
 
 from __future__ import annotations
@@ -11,19 +11,18 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from helpers.course.data import load_conversation
 from helpers.course.offline_model import OfflineChatModel
-from helpers.data import load_conversation
 from helpers.history import FileHistory
-from helpers.replay import replay
-from helpers.strategies import RunningSummary, history_of
-from helpers.summarization import (
-    SUMMARY_ID,
+from helpers.kinds import language_of
+from helpers.memory import SUMMARY_ID, replay
+from helpers.summary import (
     CountTrigger,
+    RunningSummary,
     SummarizationError,
     TokenTrigger,
     build_prompt,
     cap_summary,
-    conversation_language,
     is_summary,
     split_stored,
     summarize_step,
@@ -31,6 +30,7 @@ from helpers.summarization import (
     summary_text,
 )
 from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens
+from helpers.window import history_of
 
 SYSTEM = SystemMessage("You are a friendly assistant. Answer briefly.")
 FACTS = [
@@ -44,6 +44,11 @@ FACTS = [
 
 def model() -> OfflineChatModel:
     return OfflineChatModel()
+
+
+def conversation_language(messages: list[BaseMessage]) -> str:
+    """The language summarize_step writes in: kinds.language_of over the user's messages."""
+    return language_of(" ".join(m.text for m in messages if m.type == "human"))
 
 
 def five_turns() -> list[BaseMessage]:
@@ -446,6 +451,8 @@ def test_conversation_language():
     assert conversation_language([HumanMessage("I had bibimbap (비빔밥) for lunch today.")]) == "en"
     assert conversation_language([AIMessage("안녕하세요")]) == "en"  # only the user's messages count
     assert conversation_language([]) == "en"
+    assert language_of("") == language_of("123 !?") == "en"
+    assert language_of("저는 Busan에 살아요") == "ko"  # 6 of 11 letters are Hangul (at least a fifth)
 
 
 def test_korean_conversation_is_summarized_in_korean():

@@ -109,3 +109,18 @@ def test_non_text_blocks_are_estimated_not_zero():
     assert count_message_tokens(low) == base + 85
     assert count_message_tokens(v1) == base + 765
     assert count_tokens([high]) - count_tokens([text_only]) == 765
+
+
+def test_cut_to_tokens_keeps_whole_characters_within_the_budget():
+    from helpers.tokens import cut_to_tokens
+
+    text = "제 이름은 김민수예요. 부산에 살아요. 🙂 tiktoken is great!"
+    assert cut_to_tokens(text, count_text_tokens(text)) == text  # fits: unchanged
+    assert cut_to_tokens("", 0) == "" and cut_to_tokens(text, 0) == ""
+    assert cut_to_tokens(text, -3) == ""
+    for budget in range(1, count_text_tokens(text)):
+        cut = cut_to_tokens(text, budget)
+        assert text.startswith(cut)  # a start of the text, no half character (no U+FFFD)
+        assert count_text_tokens(cut) <= budget
+        assert "\ufffd" not in cut
+    assert cut_to_tokens("tiktoken is great!", 4) == "tiktoken is"  # ids [83, 1609, 5963, 374]

@@ -1,4 +1,4 @@
-"""Tests for helpers.truncation: the article's slice, the pair-safe count window, the token window."""
+"""Tests for helpers.window: the article's slice, the pair-safe count window, the token window."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
 
 from helpers.tokens import TokenCounter, count_message_tokens, count_tokens
-from helpers.truncation import (
+from helpers.window import (
     MessageBudgetError,
     TokenBudgetError,
     count_window,
     last_n_messages,
     library_token_window,
+    newest_fitting,
     token_window,
     window_marks,
 )
@@ -287,6 +288,20 @@ def test_token_window_is_the_longest_tail_within_budget():
         ]
         assert window == [SYSTEM, *messages[fitting[0] :]], budget
         assert window_marks(messages, window).count("kept") == len(window)
+
+
+def test_newest_fitting_is_the_longest_tail_within_the_budget():
+    messages = tool_history() + alice()[1:]
+    sizes = [count_message_tokens(m) for m in messages]
+    for budget in range(-1, sum(sizes) + 2):
+        k = newest_fitting(messages, budget)
+        assert sum(sizes[k:]) <= budget or k == len(messages)
+        assert k == 0 or sum(sizes[k - 1 :]) > budget  # one more message would not fit
+        assert newest_fitting(messages, budget, start=3) == max(k, 3)
+    counted = []  # older messages than the first that does not fit are never counted
+    assert newest_fitting(messages, 3, count=lambda m: counted.append(m) or 1) == len(messages) - 3
+    assert counted == messages[-4:][::-1]
+    assert newest_fitting([], 10) == 0
 
 
 def test_plain_trim_messages_with_count_tokens_counts_priming_twice():

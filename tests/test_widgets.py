@@ -9,13 +9,13 @@ import re
 from langchain_core.messages import SystemMessage
 from test_replay import LISBON, MADRID, UNKNOWN, run  # shared replies and replay helper
 
+from helpers.course.data import load_conversation
 from helpers.course.offline_model import OfflineChatModel
+from helpers.course.tables import cost_summary
 from helpers.course.widgets import SummaryExplorer, TruncationExplorer, compare_strategies
-from helpers.data import load_conversation
-from helpers.replay import cost_summary
-from helpers.strategies import CountWindow, FullHistory, LastN, RunningSummary, TokenWindow
-from helpers.summarization import CountTrigger, TokenTrigger, is_summary
+from helpers.summary import CountTrigger, RunningSummary, TokenTrigger, is_summary
 from helpers.tokens import count_message_tokens
+from helpers.window import CountWindow, FullHistory, LastN, TokenWindow
 
 # --- widgets -------------------------------------------------------------------------------
 

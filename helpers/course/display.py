@@ -1,8 +1,7 @@
 """Show what the model is sent: a table of messages with roles, token counts and marks.
 
-Lessons call ``render_messages(messages)``; later lessons pass ``marks`` such as ``"kept"``,
-``"dropped"``, ``"summarized"``, ``"summary"``, ``"retrieved"`` to show what a memory strategy did.
-"""
+Lessons call ``render_messages(messages)``; later lessons pass ``marks`` (``helpers.memory.MARKS``:
+kept, dropped, summarized, summary, retrieved) to show what a memory strategy did."""
 
 from __future__ import annotations
 
@@ -17,20 +16,14 @@ _ROLE = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
 def _tint(variable: str, percent: int = 18) -> str:
-    """A see-through tint of a JupyterLab theme colour: it reads on the light and the dark theme
-    (the text keeps the theme's own colour)."""
+    """A see-through tint of a JupyterLab theme colour: it reads on the light and the dark theme."""
     return f"color-mix(in srgb, var({variable}) {percent}%, transparent)"
 
 
 # Row backgrounds by mark, from JupyterLab's theme variables (light and dark themes).
-_MARK_COLOURS = {
-    "kept": _tint("--jp-success-color1"),
-    "sent": _tint("--jp-success-color1"),
-    "dropped": _tint("--jp-error-color1", 12),
-    "summarized": _tint("--jp-warn-color1"),
-    "summary": _tint("--jp-brand-color1"),
-    "retrieved": _tint("--jp-info-color1", 22),
-}
+_MARK_COLOURS = {"kept": _tint("--jp-success-color1"), "sent": _tint("--jp-success-color1"),
+                 "dropped": _tint("--jp-error-color1", 12), "summarized": _tint("--jp-warn-color1"),
+                 "summary": _tint("--jp-brand-color1"), "retrieved": _tint("--jp-info-color1", 22)}
 TEXT_COLOUR = "var(--jp-content-font-color1)"
 MUTED_COLOUR = "var(--jp-content-font-color2)"
 ERROR_COLOUR = "var(--jp-error-color1)"
@@ -40,9 +33,8 @@ _FULL_TEXT_MARKS = ("summary", "retrieved")
 _COLLAPSED_MARKS = ("dropped", "summarized")
 
 
-def message_rows(
-    messages: Sequence[BaseMessage], marks: Sequence[str] | None = None, width: int = 100
-) -> list[dict]:
+def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
+                 width: int = 100) -> list[dict]:
     """One dict per message: ``index``, ``role``, ``tokens`` (this message's share of the prompt,
     framing included, see ``helpers.tokens``), ``mark`` and ``content`` (cut to ``width``
     characters with an ellipsis).
@@ -61,15 +53,8 @@ def message_rows(
         else:
             text = " ".join(text.split())
             text = text if len(text) <= width else text[: width - 1] + "…"
-        rows.append(
-            {
-                "index": i,
-                "role": _ROLE.get(message.type, message.type),
-                "tokens": count_message_tokens(message),
-                "mark": mark,
-                "content": text,
-            }
-        )
+        rows.append({"index": i, "role": _ROLE.get(message.type, message.type),
+                     "tokens": count_message_tokens(message), "mark": mark, "content": text})
     return rows
 
 
@@ -79,19 +64,15 @@ def collapsed_line(count: int, mark: str) -> str:
     return f"… {count} earlier message{'s' if count != 1 else ''} {mark}"
 
 
-def messages_html(
-    messages: Sequence[BaseMessage], marks: Sequence[str] | None = None, title: str | None = None,
-    collapse: bool = False,
-) -> str:
+def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
+                  title: str | None = None, collapse: bool = False) -> str:
     """HTML table of ``message_rows`` with a total line: the prompt tokens of the marked
     ``kept``/``sent``/``summary``/``retrieved`` messages (all messages when there are no marks)
     plus the 3 reply-priming tokens.
 
-    With ``collapse``, each run of consecutive ``dropped`` (or ``summarized``) messages other
-    than system messages is one line, "… 23 earlier messages dropped", so what the model is
-    sent comes first on the screen.
-    Colours come from JupyterLab's theme variables (they read in the light and the dark theme);
-    summary and retrieved messages are shown whole.
+    With ``collapse``, each run of consecutive ``dropped`` (or ``summarized``) messages other than
+    system messages is one line, "… 23 earlier messages dropped", so what the model is sent comes
+    first on the screen. Colours are JupyterLab theme variables; summary and retrieved rows are whole.
     """
     rows = message_rows(messages, marks)
     sent = [r for r in rows if not r["mark"] or r["mark"] in ("kept", "sent", "summary", "retrieved")]
@@ -100,17 +81,16 @@ def messages_html(
     cell = f"padding:2px 6px;line-height:1.4;color:{TEXT_COLOUR};"
     head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("#", "role", "tokens")) + (
         f"<th style='{cell}'>mark</th>" if show_marks else "")
-    body = []
-    i = 0
+    body, i = [], 0
     while i < len(rows):
         r = rows[i]
         colour = _MARK_COLOURS.get(r["mark"], "transparent")
+        mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
         if collapse and r["mark"] in _COLLAPSED_MARKS and r["role"] != "system":
             j = i  # a run of messages with this mark (a system prompt is always shown)
             while j < len(rows) and rows[j]["mark"] == r["mark"] and rows[j]["role"] != "system":
                 j += 1
             tokens = sum(x["tokens"] for x in rows[i:j])
-            mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
             span = f'{rows[i]["index"]}–{rows[j - 1]["index"]}'
             body.append(
                 f'<tr class="course-collapsed" style="background:{colour}">'
@@ -121,7 +101,6 @@ def messages_html(
             )
             i = j
             continue
-        mark = f"<td style='{cell}'>{html.escape(r['mark'])}</td>" if show_marks else ""
         body.append(
             f'<tr style="background:{colour}"><td style="{cell}">{r["index"]}</td>'
             f'<td style="{cell}">{r["role"]}</td>'
@@ -131,18 +110,13 @@ def messages_html(
         i += 1
     caption = (f"<caption style='text-align:left;color:{TEXT_COLOUR}'><b>{html.escape(title)}</b>"
                "</caption>" if title else "")
-    return (
-        f"<table class='course-messages' style='border-collapse:collapse;color:{TEXT_COLOUR};"
-        f"background:transparent'>{caption}<tr>{head}<th style='{cell}text-align:left'>content</th></tr>"
-        + "".join(body)
-        + f"<tr><td style='{cell}'></td><td style='{cell}'><b>prompt</b></td>"
-        + f"<td style='{cell}text-align:right'><b>{total}</b></td>"
-        + (f"<td style='{cell}'></td>" if show_marks else "")
-        + f"<td style='{cell}text-align:left'>tokens of the {len(sent)} messages "
-        + ("marked kept / summary / retrieved" if show_marks else "")
-        + " + 3 reply priming</td></tr>"
-        + "</table>"
-    )
+    blank, marked = ((f"<td style='{cell}'></td>", "marked kept / summary / retrieved") if show_marks
+                     else ("", ""))
+    return (f"<table class='course-messages' style='border-collapse:collapse;color:{TEXT_COLOUR};"
+            f"background:transparent'>{caption}<tr>{head}<th style='{cell}text-align:left'>content</th></tr>"
+            + "".join(body) + f"<tr><td style='{cell}'></td><td style='{cell}'><b>prompt</b></td>"
+            f"<td style='{cell}text-align:right'><b>{total}</b></td>{blank}<td style='{cell}text-align:left'>"
+            f"tokens of the {len(sent)} messages {marked} + 3 reply priming</td></tr></table>")
 
 
 class MessagesView:
@@ -164,19 +138,10 @@ class MessagesView:
         return "\n".join(lines)
 
 
-def render_messages(
-    messages: Sequence[BaseMessage], marks: Sequence[str] | None = None, title: str | None = None
-) -> MessagesView:
-    """What the model is sent, as a table (role, tokens, optional mark, content).
-
-    Args:
-        messages: the list of LangChain messages.
-        marks: optional label per message (``kept``, ``dropped``, ``summarized``, ``summary``,
-            ``retrieved``); same length as ``messages``.
-        title: optional caption.
-
-    Returns:
-        An object Jupyter shows as an HTML table (the last expression of a cell); ``.rows`` holds
-        the same data as ``message_rows``.
-    """
+def render_messages(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
+                    title: str | None = None) -> MessagesView:
+    """What the model is sent, as a table (role, tokens, optional mark, content): ``messages`` (LangChain
+    messages), ``marks`` (one label per message: kept, dropped, summarized, summary, retrieved),
+    ``title`` (a caption). Jupyter shows the result as an HTML table (the last expression of a cell),
+    elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
     return MessagesView(messages, marks, title)

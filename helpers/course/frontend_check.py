@@ -1,17 +1,9 @@
 """Lesson 00's widget check: does JupyterLab's widget front end match the kernel's ipywidgets?
 
-The explorers in lessons 04-07 are ipywidgets. They render only when two halves agree:
-
-* the **kernel** half, the Python package ``ipywidgets`` (8.x), which needs the Python package
-  ``jupyterlab_widgets`` in the version range it declares (``jupyterlab_widgets~=3.0.x``);
-* the **front end** half, the JupyterLab extension ``@jupyter-widgets/jupyterlab-manager`` that
-  ``jupyterlab_widgets`` installs (5.x for ipywidgets 8), which must not be disabled.
-
-When they disagree the explorer cells print ``Error displaying widget`` or a bare text such as
-``TruncationExplorer(...)`` instead of sliders. ``check_widget_frontend`` reads the installed
-packages' metadata and JupyterLab's extension folders and settings (no subprocess, no network):
-it checks the environment this kernel runs in, which is the one ``make lab`` serves.
-"""
+The explorers (lessons 04-07) render only when the kernel's ``ipywidgets`` (and the
+``jupyterlab_widgets`` range it declares) and the enabled JupyterLab extension
+``@jupyter-widgets/jupyterlab-manager`` agree, else a cell prints ``Error displaying widget``.
+``check_widget_frontend`` reads this kernel's environment (the one ``make lab`` serves)."""
 
 from __future__ import annotations
 
@@ -20,19 +12,21 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from jupyter_core.paths import jupyter_config_path, jupyter_path
+from packaging.specifiers import SpecifierSet
+
 MANAGER = "@jupyter-widgets/jupyterlab-manager"
-# ipywidgets major version -> the jupyterlab-manager (front end) major version that speaks its protocol
-FRONTEND_MAJOR = {8: 5, 7: 3}
+FRONTEND_MAJOR = {"8": "5", "7": "3"}  # ipywidgets major -> the jupyterlab-manager major that speaks it
 
 
 @dataclass
 class WidgetCheck:
-    """What ``check_widget_frontend`` found. ``ok`` is True when nothing needs fixing."""
+    """What ``check_widget_frontend`` found; ``ok`` when nothing needs fixing."""
 
     ipywidgets: str | None
     jupyterlab_widgets: str | None
     required: str | None  # the jupyterlab_widgets range ipywidgets declares
-    frontend: str | None  # version of the JupyterLab extension found on disk
+    frontend: str | None  # the version of the JupyterLab extension found on disk
     frontend_path: str | None
     enabled: bool
     problems: list[str] = field(default_factory=list)
@@ -57,15 +51,7 @@ def _required_range() -> str | None:
     return None
 
 
-def _in_range(version: str, spec: str) -> bool:
-    from packaging.specifiers import SpecifierSet
-
-    return version in SpecifierSet(spec)
-
-
 def _frontend() -> tuple[str | None, str | None]:
-    from jupyter_core.paths import jupyter_path
-
     for folder in jupyter_path("labextensions"):
         package = Path(folder, *MANAGER.split("/"), "package.json")
         if package.is_file():
@@ -74,50 +60,33 @@ def _frontend() -> tuple[str | None, str | None]:
 
 
 def _disabled() -> bool:
-    from jupyter_core.paths import jupyter_config_path
-
-    for folder in jupyter_config_path():
-        config = Path(folder, "labconfig", "page_config.json")
-        if config.is_file():
-            disabled = json.loads(config.read_text(encoding="utf-8")).get("disabledExtensions", {})
-            if (disabled.get(MANAGER) if isinstance(disabled, dict) else MANAGER in disabled):
-                return True
-    return False
+    configs = [Path(folder, "labconfig", "page_config.json") for folder in jupyter_config_path()]
+    found = [json.loads(c.read_text("utf-8")).get("disabledExtensions", {}) for c in configs if c.is_file()]
+    return any(d.get(MANAGER) if isinstance(d, dict) else MANAGER in d for d in found)
 
 
 def check_widget_frontend(verbose: bool = True) -> WidgetCheck:
-    """Compare the kernel's ipywidgets with JupyterLab's widget extension; print the verdict.
-
-    Args:
-        verbose: print one line per finding and, when something is wrong, the fix.
-
-    Returns:
-        A ``WidgetCheck``; ``.ok`` is False with ``.problems`` naming each mismatch.
-    """
+    """Compare the kernel's ipywidgets with JupyterLab's widget extension; ``verbose``: print each
+    finding and, when something is wrong, the fix. ``.problems`` names each mismatch."""
     kernel, lab_widgets = _version("ipywidgets"), _version("jupyterlab_widgets")
     required = _required_range() if kernel else None
-    frontend, where = _frontend()
-    result = WidgetCheck(kernel, lab_widgets, required, frontend, where, enabled=not _disabled())
-    if kernel is None:
-        result.problems.append("ipywidgets is not installed in the kernel's environment")
-    if lab_widgets is None:
-        result.problems.append("jupyterlab_widgets (the front end's Python package) is not installed")
-    elif required and not _in_range(lab_widgets, required):
-        result.problems.append(f"jupyterlab_widgets {lab_widgets} is outside ipywidgets' range {required}")
-    if frontend is None:
-        result.problems.append(f"JupyterLab has no {MANAGER} extension in this environment")
-    elif kernel and int(frontend.split(".")[0]) != FRONTEND_MAJOR.get(int(kernel.split(".")[0])):
-        result.problems.append(f"the front end {MANAGER} {frontend} does not speak ipywidgets {kernel}")
-    if not result.enabled:
-        result.problems.append(f"the extension {MANAGER} is disabled in JupyterLab")
+    frontend, where, enabled = *_frontend(), not _disabled()
+    checks = [
+        (kernel is None, "ipywidgets is not installed in the kernel's environment"),
+        (lab_widgets is None, "jupyterlab_widgets (the front end's Python package) is not installed"),
+        (lab_widgets is not None and required and lab_widgets not in SpecifierSet(required),
+         f"jupyterlab_widgets {lab_widgets} is outside ipywidgets' range {required}"),
+        (frontend is None, f"JupyterLab has no {MANAGER} extension in this environment"),
+        (bool(frontend and kernel) and frontend.split(".")[0] != FRONTEND_MAJOR.get(kernel.split(".")[0]),
+         f"the front end {MANAGER} {frontend} does not speak ipywidgets {kernel}"),
+        (not enabled, f"the extension {MANAGER} is disabled in JupyterLab")]
+    result = WidgetCheck(kernel, lab_widgets, required, frontend, where, enabled,
+                         [problem for failed, problem in checks if failed])
     if verbose:
-        print(f"kernel: ipywidgets {kernel}; needs jupyterlab_widgets {required}, found {lab_widgets}")
-        print(f"front end: {MANAGER} {frontend or 'missing'}, "
-              f"{'enabled' if result.enabled else 'DISABLED'}")
-        if result.ok:
-            print("✅ Widgets will render: the front end matches the kernel.")
-        for problem in result.problems:
-            print("❌", problem)
+        print(f"kernel: ipywidgets {kernel}; needs jupyterlab_widgets {required}, found {lab_widgets}\n"
+              f"front end: {MANAGER} {frontend or 'missing'}, {'enabled' if enabled else 'DISABLED'}")
+        print("✅ Widgets will render: the front end matches the kernel." if result.ok else
+              "\n".join(f"❌ {problem}" for problem in result.problems))
         if not result.ok:
             wanted = f'"jupyterlab_widgets{required}"' if required else "jupyterlab_widgets"
             print(f"Fix: in the environment that runs JupyterLab, run `pip install {wanted}` "

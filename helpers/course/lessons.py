@@ -1,19 +1,17 @@
 """Execute the lessons headless: the instructor's dry run, and what the tests use.
 
-Command line (``make lessons`` runs the first form)::
-
-    python -m helpers.course.lessons --out build/notebooks          # every lesson, in order
-    python -m helpers.course.lessons 01_stateless_model 03          # some lessons (name or number prefix)
-
-Each notebook runs top to bottom on a real Jupyter kernel (nbclient) with a per-cell timeout, in
-the ``notebooks/`` folder as working directory; the executed copy (with outputs) goes to the
-output folder, never back over the source. A table of run times is printed at the end.
+``make lessons`` runs ``python -m helpers.course.lessons --out build/notebooks`` (every lesson, in
+order); ``python -m helpers.course.lessons 01_stateless_model 03`` runs some (names or number
+prefixes). Each runs top to bottom on a real Jupyter kernel (nbclient), a timeout per cell, in
+``notebooks/``; the executed copy goes to the output folder, never over the source; a table of run
+times is printed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -22,7 +20,7 @@ from pathlib import Path
 
 from helpers.config import project_root
 
-DEFAULT_CELL_TIMEOUT = 300  # seconds per cell: the slowest cell (lesson 08's replay) takes ~60 s
+DEFAULT_CELL_TIMEOUT = 300  # seconds per cell, well above the slowest cell (lesson 08's replay)
 
 
 def notebooks_dir() -> Path:
@@ -32,10 +30,7 @@ def notebooks_dir() -> Path:
 
 def lesson_paths(selection: list[str] | None = None) -> list[Path]:
     """Lesson notebooks, sorted by name; ``selection`` keeps names or number prefixes (``"03"``).
-
-    Raises:
-        FileNotFoundError: a selected name matches no lesson.
-    """
+    FileNotFoundError: a selected name matches no lesson."""
     paths = sorted(notebooks_dir().glob("[0-9][0-9]*.ipynb"))
     if not selection:
         return paths
@@ -50,7 +45,7 @@ def lesson_paths(selection: list[str] | None = None) -> list[Path]:
 
 @dataclass
 class LessonRun:
-    """The outcome of one executed lesson."""
+    """The outcome of one executed lesson (``seconds``: wall time)."""
 
     name: str
     seconds: float
@@ -59,41 +54,20 @@ class LessonRun:
     output_path: Path | None = None
 
 
-def execute_lesson(
-    path: Path,
-    out_dir: Path | None = None,
-    cell_timeout: int = DEFAULT_CELL_TIMEOUT,
-    probe: str | None = None,
-) -> LessonRun:
-    """Run one notebook top to bottom on a fresh kernel.
-
-    Args:
-        path: the ``.ipynb`` file.
-        out_dir: where to write the executed copy (none written when ``None``).
-        cell_timeout: seconds allowed per cell.
-        probe: optional Python code run in the same kernel after the last cell; it must print
-            one JSON value as its last output line, returned as ``LessonRun.probe``. Tests use
-            it to check what the lesson showed.
-
-    Returns:
-        A ``LessonRun`` with the wall time in seconds.
-
-    Raises:
-        nbclient.exceptions.CellExecutionError: a cell raised; the message names the cell and
-            shows its error. ``CellTimeoutError`` when a cell runs past ``cell_timeout``.
-    """
+def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = DEFAULT_CELL_TIMEOUT,
+                   probe: str | None = None) -> LessonRun:
+    """Run the notebook ``path`` top to bottom on a fresh kernel, ``cell_timeout`` seconds per cell;
+    write the executed copy to ``out_dir`` (none when ``None``), also when a cell failed. ``probe``:
+    code run in the same kernel after the last cell, printing one JSON value as its last output line
+    (returned as ``LessonRun.probe``: tests check what the lesson showed). Raises nbclient's
+    ``CellExecutionError`` (naming the cell and its error) or ``CellTimeoutError``."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        km=_kernel_manager(),
-        timeout=cell_timeout,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    start = time.perf_counter()
-    probe_value = None
+    client = NotebookClient(nb, km=_kernel_manager(), timeout=cell_timeout,
+                            resources={"metadata": {"path": str(path.parent)}})
+    start, probe_value, output_path = time.perf_counter(), None, None
     try:
         with client.setup_kernel():
             for index, cell in enumerate(nb.cells):
@@ -108,20 +82,15 @@ def execute_lesson(
     finally:  # write what ran, also when a cell failed, so it can be inspected
         if client.km is not None and client.km.has_kernel:
             client.km.shutdown_kernel(now=True)
-        output_path = None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
             output_path = out_dir / path.name
             nbformat.write(nb, output_path)
-    seconds = time.perf_counter() - start
-    return LessonRun(path.stem, seconds, len(nb.cells), probe_value, output_path)
+    return LessonRun(path.stem, time.perf_counter() - start, len(nb.cells), probe_value, output_path)
 
 
 def _kernel_manager():
-    """A kernel manager for the ``python3`` kernel; IPC transport on POSIX (no TCP ports, and no
-    "running over TCP without encryption" warning on every run)."""
-    import os
-
+    """A ``python3`` kernel manager, over IPC on POSIX (no TCP port, no unencrypted-TCP warning)."""
     from jupyter_client.manager import KernelManager
 
     km = KernelManager(kernel_name="python3")
@@ -151,11 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(execute_lesson(path, args.out, args.cell_timeout))
         except (CellExecutionError, CellTimeoutError) as exc:
             failed.append(path.name)
-            print(f"FAILED {path.name} (executed part: {args.out / path.name}):\n{exc}",
-                  file=sys.stderr)
-    print(f"\n{'lesson':<32} {'cells':>5} {'seconds':>8}")
-    for run in runs:
-        print(f"{run.name:<32} {run.cells:>5} {run.seconds:>8.1f}")
+            print(f"FAILED {path.name} (executed part: {args.out / path.name}):\n{exc}", file=sys.stderr)
+    print(f"\n{'lesson':<32} {'cells':>5} {'seconds':>8}",
+          *(f"{run.name:<32} {run.cells:>5} {run.seconds:>8.1f}" for run in runs), sep="\n")
     print(f"\nexecuted notebooks: {args.out}")
     if failed:
         print(f"{len(failed)} lesson(s) failed: {', '.join(failed)}", file=sys.stderr, flush=True)

@@ -1,30 +1,46 @@
-"""``show_setup()``: the first code cell of every lesson (course plumbing).
+"""``show_setup()``, the first code cell of every lesson, and ``get_chat_model()`` (plumbing).
 
-It prints one line naming the active chat model, embeddings and database, tests a configured key
-once (no tokens spent), falls back to the offline models for a part whose key is refused, and
-returns the ``Settings`` the lesson passes on. Provider errors become one plain sentence.
+``show_setup`` prints one line naming the active chat model, embeddings and database, tests a
+configured key once (no tokens spent), falls back to the offline models for a part whose key is
+refused, and returns the ``Settings`` the lesson passes on. Provider errors become one sentence.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from helpers.config import OFFLINE, OFFLINE_EMBEDDING_MODEL, Settings, load_settings
+from helpers.config import OFFLINE, OFFLINE_CHAT_MODEL, OFFLINE_EMBEDDING_MODEL, Settings, load_settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
 
 
-def describe_provider_error(
-    exc: BaseException, settings: Settings, part: str = "chat"
-) -> str | None:
-    """A plain sentence for an error from an OpenAI-compatible provider, or ``None`` if ``exc``
-    is not one. Covers: key refused (401/403), endpoint unreachable, unknown model (404),
-    rate limit or quota (429).
+def get_chat_model(settings: Settings | None = None, **kwargs: Any) -> BaseChatModel:
+    """The configured chat model, from ``settings`` (default ``load_settings()``).
 
-    Args:
-        exc: the exception raised by the ``openai`` client.
-        settings: the configuration in force (names the endpoint and model in the sentence).
-        part: ``"chat"`` or ``"embeddings"``: which configured endpoint failed, so the sentence
-            names the right variables.
+    ``ChatOpenAI`` (via ``init_chat_model``) at the configured OpenAI-compatible endpoint, with
+    ``temperature=0``, a 60 s timeout and 2 retries unless ``kwargs`` say otherwise; offline,
+    ``helpers.course.offline_model.OfflineChatModel(**kwargs)``.
     """
+    settings = settings or load_settings()
+    if settings.chat_provider == OFFLINE:
+        from helpers.course.offline_model import OfflineChatModel
+
+        return OfflineChatModel(**kwargs)
+    from langchain.chat_models import init_chat_model
+
+    options = {"temperature": 0, "timeout": 60, "max_retries": 2, **kwargs}
+    return init_chat_model(settings.chat_model, model_provider="openai", base_url=settings.chat_base_url,
+                           api_key=settings.chat_api_key, **options)
+
+
+def describe_provider_error(exc: BaseException, settings: Settings, part: str = "chat") -> str | None:
+    """A plain sentence for an ``openai`` client error ``exc`` (key refused, endpoint unreachable,
+    unknown model, rate limit or quota, other API error), or ``None`` if ``exc`` is not one.
+    ``settings`` name the endpoint and model; ``part`` (``"chat"`` or ``"embeddings"``) picks
+    which variables the sentence names."""
     import openai
 
     if part == "embeddings":
@@ -51,17 +67,10 @@ def describe_provider_error(
 
 
 def check_provider(settings: Settings, part: str = "chat") -> str | None:
-    """Ask the configured endpoint for its model list (free, no tokens) to test the key.
-
-    Args:
-        settings: the configuration to test.
-        part: ``"chat"`` (``OPENAI_*`` variables) or ``"embeddings"`` (``EMBEDDING_*``).
-
-    Returns:
-        ``None`` if the key works (or the endpoint has no model list), else a plain sentence.
-    """
-    problem, _ = _list_models(settings, part)
-    return problem
+    """Test the key of ``part`` (``"chat"``: ``OPENAI_*``; ``"embeddings"``: ``EMBEDDING_*``) by
+    asking for the model list (no tokens). ``None`` if it works (or there is no list), else a
+    plain sentence."""
+    return _list_models(settings, part)[0]
 
 
 def _list_models(settings: Settings, part: str) -> tuple[str | None, list[str]]:
@@ -97,21 +106,16 @@ def _install_plain_errors(settings: Settings) -> None:
 
 
 def show_setup(check: bool = True) -> Settings:
-    """Print one line naming the active chat model, embeddings and database (first cell of every
-    lesson), plus a plain sentence for each fallback taken.
+    """Print one line naming the active chat model, embeddings and database, plus a sentence for
+    each fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
+    ``get_embeddings(settings)``). Never raises for a missing or wrong key.
 
     Args:
-        check: with a key configured, test it once against the endpoint's model list (no tokens
-            spent), for chat and (if configured) embeddings separately. If a key is refused or an
-            endpoint is unreachable, that part falls back to its offline default for this kernel
-            and a note says so; the lesson still runs. A ``CHAT_MODEL`` the endpoint does not list
-            gets a note (no fallback: some providers list only part of their models).
-
-    Returns:
-        The ``Settings`` to pass on (``get_chat_model(settings)``, ``get_embeddings(settings)``,
-        ``MemoryStore(settings=settings)``); a part that fell back is offline in them. Nothing is
-        kept in a global: a function given no settings reads the environment again. Never
-        raises for a missing or wrong key.
+        check: test each configured key (chat, embeddings) once against the model list. A refused
+            key or unreachable endpoint makes that part offline in the returned settings, with a
+            note; a ``CHAT_MODEL`` the endpoint does not list only gets a note (some providers
+            list part of their models). Nothing is kept in a global: a function given no
+            settings reads the environment again.
     """
     settings = load_settings()
     notes = list(settings.notes)
@@ -142,15 +146,10 @@ def show_setup(check: bool = True) -> Settings:
 
 def _offline_for(settings: Settings, parts: list[str]) -> Settings:
     """A copy of ``settings`` with the given parts (``"chat"``, ``"embeddings"``) offline."""
-    from dataclasses import replace
-
-    from helpers.config import OFFLINE_CHAT_MODEL
-
     if "chat" in parts:
         settings = replace(settings, chat_provider=OFFLINE, chat_model=OFFLINE_CHAT_MODEL,
                            chat_base_url=None, chat_api_key=None)
     if "embeddings" in parts:
-        settings = replace(settings, embedding_provider=OFFLINE,
-                           embedding_model=OFFLINE_EMBEDDING_MODEL, embedding_base_url=None,
-                           embedding_api_key=None)
+        settings = replace(settings, embedding_provider=OFFLINE, embedding_model=OFFLINE_EMBEDDING_MODEL,
+                           embedding_base_url=None, embedding_api_key=None)
     return settings

@@ -1,10 +1,10 @@
 """The library way of 2026, wrapped so the lessons can compare it with the helpers.
 
 * ``LibrarySummary``: LangChain v1's ``SummarizationMiddleware`` (what ``create_agent`` runs before
-  each model call) as a ``helpers.memory.MemoryStrategy``, so ``helpers.replay.replay`` measures it
-  exactly like ``RunningSummary`` (lesson 05).
-* ``langchain_retriever``: ``langchain_milvus.Milvus`` + ``as_retriever`` over the same turns as a
-  ``MemoryStore``, with the same COSINE / IVF_FLAT settings (lesson 06).
+  each model call) as a ``helpers.memory.MemoryStrategy``, so ``helpers.memory.replay`` measures it
+  exactly like ``helpers.summary.RunningSummary`` (lesson 05).
+* ``langchain_retriever``: ``langchain_milvus.Milvus`` + ``as_retriever`` over the same rows as a
+  ``helpers.store.MemoryStore``, with the same COSINE / IVF_FLAT settings (lesson 06).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from helpers.memory import Prompt, label
-from helpers.milvus_common import DEFAULT_NLIST, DEFAULT_NPROBE, Memory, eq_filter, validate_id
+from helpers.store import DEFAULT_NLIST, DEFAULT_NPROBE, Row, eq_filter, validate_id
 from helpers.tokens import count_tokens
 
 
@@ -38,6 +38,7 @@ class LibrarySummary:
 
     cost_note = ("when the history passes the trigger", "the library's summary + recent messages")
     embedding_calls = 0
+    embedding_seconds = 0.0
 
     def __init__(self, model: BaseChatModel, trigger: tuple[str, int] = ("messages", 6),
                  keep: tuple[str, int] = ("messages", 2)) -> None:
@@ -84,7 +85,7 @@ class LibrarySummary:
 
 
 def langchain_retriever(
-    memories: Sequence[Memory],
+    rows: Sequence[Row],
     user_id: str,
     *,
     uri: str,
@@ -95,7 +96,7 @@ def langchain_retriever(
     nlist: int = DEFAULT_NLIST,
     nprobe: int = DEFAULT_NPROBE,
 ):
-    """The library way: the same turns in ``langchain_milvus.Milvus``, searched via ``as_retriever``.
+    """The library way: the same rows in ``langchain_milvus.Milvus``, searched via ``as_retriever``.
 
     ``langchain_milvus.Milvus`` creates its own collection (fields ``pk``, ``text``, ``vector``
     and one per metadata key) and, by default, an AUTOINDEX with **L2** distance; here the index
@@ -103,11 +104,11 @@ def langchain_retriever(
     compare. The collection is dropped and refilled on every call (``drop_old=True``).
 
     Args:
-        memories: turns to index, e.g. ``store.turns(user_id)`` (the same data as the store).
-        user_id: the retriever only returns this user's turns (escaped filter expression).
+        rows: rows to index, e.g. ``store.rows(user_id)`` (the same data as the store).
+        user_id: the retriever only returns this user's rows (escaped filter expression).
         uri, token: where (a Lite path or a server); may be the store's own ``uri``.
         collection: LangChain's collection (not the store's: the schemas differ).
-        embeddings: default ``helpers.models.get_embeddings()``.
+        embeddings: default ``helpers.embeddings.get_embeddings()``.
         top_k: documents per query.
         nlist, nprobe: IVF_FLAT parameters.
 
@@ -115,10 +116,13 @@ def langchain_retriever(
         ``(vector_store, retriever)``. ``retriever.invoke("What is my job?")`` returns
         ``Document`` objects (metadata: user_id, session_id, round, timestamp);
         ``vector_store.similarity_search_with_score(q, k, expr=...)`` adds cosine scores.
+
+    Raises:
+        store.InvalidIdError: ``user_id`` is not a valid id.
     """
     from langchain_milvus import Milvus
 
-    from helpers.models import get_embeddings
+    from helpers.embeddings import get_embeddings
 
     validate_id(user_id, "user id")
     vector_store = Milvus(
@@ -132,11 +136,11 @@ def langchain_retriever(
         drop_old=True,
         auto_id=True,
     )
-    if memories:
+    if rows:
         vector_store.add_texts(
-            [m.content for m in memories],
-            metadatas=[{"user_id": m.user_id or user_id, "session_id": m.session_id,
-                        "round": m.round, "timestamp": m.timestamp} for m in memories],
+            [r.content for r in rows],
+            metadatas=[{"user_id": r.user_id or user_id, "session_id": r.session_id,
+                        "round": r.round, "timestamp": r.timestamp} for r in rows],
         )
     retriever = vector_store.as_retriever(
         search_kwargs={"k": top_k, "expr": eq_filter(user_id=user_id)}

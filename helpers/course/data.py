@@ -38,13 +38,8 @@ def list_conversations() -> list[str]:
 
 
 def load_conversation(conversation_id: str) -> Conversation:
-    """Load ``data/conversations/<conversation_id>.json``.
-
-    Args:
-        conversation_id: file name without ``.json`` (see ``list_conversations()``).
-
-    Returns:
-        A ``Conversation``.
+    """Load ``data/conversations/<conversation_id>.json`` (the id is the file name without
+    ``.json``, see ``list_conversations()``).
 
     Raises:
         FileNotFoundError: no such conversation (the message lists the ones there are).
@@ -57,13 +52,8 @@ def load_conversation(conversation_id: str) -> Conversation:
         )
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return Conversation(
-            id=raw["id"],
-            language=raw["language"],
-            user_id=raw["user_id"],
-            description=raw["description"],
-            system=raw["system"],
-            turns=tuple(str(t) for t in raw["turns"]),
-        )
+        return Conversation(id=raw["id"], language=raw["language"], user_id=raw["user_id"],
+                            description=raw["description"], system=raw["system"],
+                            turns=tuple(str(t) for t in raw["turns"]))
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a valid conversation file: {exc!r}") from exc

@@ -1,0 +1,130 @@
+"""Filling a token budget with hits (lessons 07-08): best first, with neighbours, in one format.
+
+Plain top-k retrieval fails on long two-person conversations in known ways: a fixed k wastes the
+budget or drops a hit that does not fit without trying the next one, the fact is often in the row
+*next to* the hit, and the same words said twice take the budget twice. ``fill_budget`` searches
+the user's statements (``kinds.SEARCHED_KINDS``), drops repeats (``kinds.normalized``), brings the
+top hits' nearest rows of the same speaker, and fills the budget best first (``select_hits``),
+counting every line of ``retrieval.format_hits`` with ``tokens.count_text_tokens``. The effect of
+each step: docs/design-notes.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+
+from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
+from helpers.retrieval import HEADER, format_hits, memory_line, session_header
+from helpers.store import Hit, MemoryStore, Row
+from helpers.tokens import count_text_tokens
+
+
+def _key(row: Row) -> Hashable:
+    return getattr(row, "turn_id", None) or id(row)
+
+
+def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1) -> list[Row]:
+    """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the
+    ``each_side`` nearest rows of the hit's own speaker before it and after it, nearest first.
+
+    In a two-person conversation the row right after a user's statement is the other speaker's
+    reply; the user's next words ("A she! We named her Luna.") are two rounds on.
+    """
+    same = [row for row in around if row.speaker == hit.speaker]
+    before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:each_side]
+    after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:each_side]
+    return [side[i] for i in range(each_side) for side in (before, after) if i < len(side)]
+
+
+def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row], int], *,
+                neighbours: Mapping[Hashable, Sequence[Row]] | None = None, max_hits: int | None = None,
+                group_cost: Callable[[Row], tuple[Hashable, int]] | None = None,
+                neighbour_hits: int | None = None) -> list[Row]:
+    """Best-first budget fill with neighbouring rows: for each hit in rank order, take it if it fits
+    (else skip it and try the next: never stop at the first that overflows), then its neighbours
+    (nearest first) that fit and are not taken yet. Returns the rows in the order taken (hit, its
+    neighbours, next hit ...).
+
+    Args:
+        ranked: hits, best first (``turn_id`` identifies a row).
+        budget_tokens: tokens for everything selected (int >= 0; ValueError if negative).
+        cost: tokens one row costs as sent.
+        neighbours: turn id -> its neighbouring rows; ``None``: none.
+        max_hits: at most this many hits (neighbours not counted); ``None``: the budget decides.
+        group_cost: ``row -> (group, tokens)``: the first row taken from a group also pays
+            ``tokens`` (a session header line), so the formatted text stays within the budget.
+        neighbour_hits: only the first this many hits taken bring neighbours (``None``: all).
+    """
+    if budget_tokens < 0:
+        raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
+    taken: dict[Hashable, Row] = {}
+    groups, used, hits = set(), 0, 0
+
+    def take(row: Row) -> bool:
+        nonlocal used
+        need, group = cost(row), None
+        if group_cost is not None:
+            group, extra = group_cost(row)
+            need += extra if group not in groups else 0
+        if used + need > budget_tokens:
+            return False
+        taken[_key(row)], used = row, used + need
+        groups.add(group)
+        return True
+
+    for hit in ranked:
+        if max_hits is not None and hits >= max_hits:
+            break
+        if _key(hit) in taken or not take(hit):
+            continue
+        hits += 1
+        if neighbour_hits is None or hits <= neighbour_hits:
+            for near in (neighbours or {}).get(_key(hit), ()):
+                if _key(near) not in taken:
+                    take(near)
+    return list(taken.values())
+
+
+def _line_cost(row: Row) -> int:
+    return count_text_tokens(memory_line(row)) + 1  # the line and its line break
+
+
+def _header_cost(row: Row) -> tuple[Hashable, int]:
+    return (row.session_id, row.date), count_text_tokens(session_header(row)) + 1
+
+
+def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
+                kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
+                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
+    """One retrieval step: search, drop repeats, bring neighbours, fill the budget, format.
+
+    Args:
+        store: a ``MemoryStore`` (any object with its ``search`` and ``neighbours`` works).
+        user_id: whose rows. question: the new message (embedded once by ``store.search``).
+        budget_tokens: tokens for the whole formatted text, header lines included (int >= 0).
+        kinds: kinds searched (default statements); ``None``: every row.
+        candidates: hits fetched before the budget is filled.
+        neighbours_of: how many of the top hits bring the nearest row of their speaker before and
+            after (0: none); a row of a kind in ``kinds.NEVER_NEIGHBOURS`` is never brought.
+        skip: leave out a hit for which this is true (e.g. already in the prompt's window).
+
+    Returns ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""``
+    when nothing fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what
+    ``store.search`` raises.
+    """
+    unique: dict[str, Hit] = {}  # the same words said twice take the budget once
+    for hit in store.search(user_id, question, candidates, kinds=kinds):
+        if skip is None or not skip(hit):
+            unique.setdefault(normalized(hit.content), hit)
+    hits = list(unique.values())
+    near: dict[Hashable, list[Row]] = {}
+    if neighbours_of > 0 and hits:
+        around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
+        near = {hit.turn_id: nearest_same_speaker(
+                    hit, [r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS])
+                for hit in hits[:neighbours_of]}
+    if budget_tokens < (head := count_text_tokens(HEADER) + 1):  # the header line and its line break
+        return [], ""
+    chosen = select_hits(hits, budget_tokens - head, _line_cost, neighbours=near,
+                         neighbour_hits=neighbours_of, group_cost=_header_cost)
+    return chosen, format_hits(chosen)

@@ -1,0 +1,136 @@
+"""``make evaluate`` (``python -m helpers.course.measure``) and lesson 08's closing exercise.
+
+* ``main``: every strategy of ``helpers.evaluate.default_strategies`` on one long conversation,
+  headless; writes ``results.md`` and ``results.json`` (and, with ``--save``, the saved result
+  lesson 08 can show).
+* ``load_exported_conversation`` / ``context_fit``: your own chat export against context windows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from langchain_core.messages import BaseMessage
+
+from helpers.config import project_root, runtime_dir, short_path
+from helpers.evaluate import (
+    default_strategies,
+    evaluate_strategy,
+    load_long_conversation,
+    per_category_recall,
+    runs_to_json,
+    summarize_runs,
+)
+from helpers.tokens import count_tokens
+
+
+def saved_result(results: dict, conversation: dict, measured: str) -> dict:
+    """What ``data/evaluation/results_<conversation>.json`` holds (lesson 08 can show it instead
+    of a live run): ``measured`` (command, models, date), ``conversation``, ``summary``
+    (``summarize_runs``) and ``per_category`` (``per_category_recall``)."""
+    return {"measured": measured, "conversation": conversation["id"],
+            "summary": results["summary"],
+            "per_category": per_category_recall(results["turns"], conversation)}
+
+
+def results_markdown(table: list[dict], conversation: dict) -> str:
+    """The results table as Markdown, with a line on what was measured."""
+    columns = list(table[0])
+    lines = [f"# Memory strategies on `{conversation['id']}`", "", conversation["description"],
+             "Tokens as `helpers.tokens` counts them (cl100k_base + OpenAI's per-message rule); "
+             "'%' is relative to full history; evidence recall = probes whose evidence reached "
+             "the model / answerable probes.", "",
+             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in table]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every strategy on a long conversation headless; write results to ``--out``."""
+    import argparse
+    import datetime
+
+    from helpers.course.milvus import open_store, quiet_milvus_logs
+    from helpers.course.setup import get_chat_model, show_setup
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=project_root() / "build" / "evaluation")
+    parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
+    parser.add_argument("--conversation", type=Path, default=None)
+    parser.add_argument("--save", type=Path, default=None,
+                        help="also write the saved result lesson 08 shows here")
+    args = parser.parse_args(argv)
+    settings = show_setup()
+    quiet_milvus_logs()
+    conversation = load_long_conversation(args.conversation)
+    model = get_chat_model(settings)
+    # a Lite folder of its own, so a notebook holding a lesson's folder does not block it
+    uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
+           else settings.milvus_uri)
+    print(f"The evaluation stores its rows in the collection 'evaluation' at {uri}")
+    with open_store("evaluation", uri=uri, settings=settings, drop_existing=True) as store:
+        runs = {}
+        for strategy in default_strategies(store, conversation["user_id"]):
+            runs[strategy.name] = evaluate_strategy(strategy, conversation, model, args.turns)
+    table = summarize_runs(runs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.md").write_text(results_markdown(table, conversation), encoding="utf-8")
+    results = {"summary": table, "turns": runs_to_json(runs)}
+    (args.out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.save:
+        measured = (f"python -m helpers.course.measure --conversation {args.conversation or ''} "
+                    f"(evidence recall by turn id; {settings.describe().split(' | Database')[0]} | "
+                    f"Database: Milvus {settings.milvus_kind} at {short_path(uri)}), "
+                    f"{datetime.date.today().isoformat()}")
+        args.save.write_text(json.dumps(saved_result(results, conversation, measured), indent=1,
+                                        ensure_ascii=False) + "\n", encoding="utf-8")
+    print(results_markdown(table, conversation))
+    print(f"written: {args.out / 'results.md'}, {args.out / 'results.json'}")
+    return 0
+
+
+def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
+    """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects (roles
+    ``system``, ``user``/``human``, ``assistant``/``ai``), as most chat tools export.
+
+    Raises:
+        ValueError: not a JSON list of role/content objects (the message says which item).
+    """
+    from langchain_core.messages import convert_to_messages
+
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: expected a JSON list of {{'role', 'content'}} objects")
+    for i, item in enumerate(raw):
+        if not (isinstance(item, dict) and isinstance(item.get("role"), str)
+                and isinstance(item.get("content"), str)):
+            raise ValueError(f"{path}: item {i} is not a {{'role': str, 'content': str}} object")
+    return convert_to_messages([(item["role"], item["content"]) for item in raw])
+
+
+def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:
+    """How a whole conversation fits the context windows of ``data/context_windows.json``.
+
+    Args:
+        messages: the conversation. reply_tokens: room kept for the reply (tokens).
+
+    Returns:
+        One row per model: its window (tokens), the conversation + reply (tokens), the share of
+        the window, whether it fits, and the source. Counts are cl100k_base estimates.
+    """
+    path = project_root() / "data" / "context_windows.json"
+    windows = json.loads(path.read_text(encoding="utf-8"))
+    total = count_tokens(messages) + reply_tokens
+    return [{"model": m["model"], "provider": m["provider"], "context window": m["context_tokens"],
+             "conversation + reply": total,
+             "% of window": round(100 * total / m["context_tokens"], 1),
+             "fits": total <= m["context_tokens"], "source": m["source"]}
+            for m in windows["models"]]
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Where the course's Milvus is and how a lesson connects to it, with plain-sentence errors.
+
+* ``lesson_milvus_uri`` / ``milvus_connection``: the URI (and token) a lesson uses. With no
+  ``MILVUS_URI`` each lesson that opens Milvus Lite has its own folder (``LESSON_LITE_FOLDERS``):
+  Milvus Lite lets one process open a folder, and JupyterLab keeps a kernel running when its tab
+  closes, so a shared folder made the next lesson fail with a lock error. The folder is chosen by
+  the explicit ``lesson=`` argument, never by a collection's name.
+* ``connect``: a ``pymilvus.MilvusClient`` or ``LiteLockedError`` / ``MilvusUnavailableError``.
+* ``open_store`` / ``drop_collection``: a ``helpers.store.MemoryStore`` on that connection, or
+  the deletion of a collection that cannot be opened (another embedding model made it).
+* ``import_pymilvus`` / ``quiet_milvus_logs``: the import workaround and the quiet loggers.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from helpers.config import Settings, load_settings, milvus_kind
+from helpers.store import DEFAULT_COLLECTION, LITE_FLUSH_EVERY, MemoryStore, MilvusStoreError
+
+LESSON_LITE_FOLDERS = {"06": "06_retrieval.db", "07": "07_layered.db", "08": "08_measuring.db"}
+_NOISY_LOGGERS = ("pymilvus", "milvus_lite")
+
+
+class LiteLockedError(MilvusStoreError):
+    """Another process (often another notebook's kernel) has the Milvus Lite folder open."""
+
+
+class MilvusUnavailableError(MilvusStoreError):
+    """The Milvus server at the URI cannot be reached (not started, wrong host or port)."""
+
+
+def lesson_milvus_uri(lesson: str | None, settings: Settings | None = None) -> str:
+    """The Milvus URI a lesson uses: its own Lite folder (``<runtime dir>/milvus/06_retrieval.db``)
+    when ``MILVUS_URI`` is not set, else ``MILVUS_URI`` unchanged (a server is shared by design; a
+    Lite path you set is yours to choose).
+
+    Args: ``lesson`` a key of ``LESSON_LITE_FOLDERS`` or ``None`` (the default ``course.db``);
+    ``settings`` from ``show_setup()`` (default ``load_settings()``). ValueError: an unknown lesson.
+    """
+    settings = settings or load_settings()
+    if lesson is None or not settings.milvus_uri_is_default:
+        return settings.milvus_uri
+    if lesson not in LESSON_LITE_FOLDERS:
+        raise ValueError(f"no Lite folder for lesson {lesson!r}; known: {sorted(LESSON_LITE_FOLDERS)}")
+    return str(Path(settings.milvus_uri).parent / LESSON_LITE_FOLDERS[lesson])
+
+
+def milvus_connection(settings: Settings | None = None, lesson: str | None = None) -> tuple[str, str | None]:
+    """``(uri, token)`` of the Milvus the course uses, from ``settings`` (default: the environment,
+    ``load_settings()``); with ``lesson``, that lesson's own Lite folder (``lesson_milvus_uri``)."""
+    settings = settings or load_settings()
+    return lesson_milvus_uri(lesson, settings), settings.milvus_token
+
+
+def import_pymilvus():
+    """Import ``pymilvus`` safely and return it.
+
+    pymilvus reads a ``MILVUS_URI`` environment variable of its own when it is imported (and loads
+    the nearest ``.env`` to find one), and refuses any value that is not ``http[s]://...``: a Milvus
+    Lite path, which this course allows there, would make the import itself fail. So the import runs
+    with a placeholder server URI in the environment (pymilvus only records it as a default it never
+    uses here), and the variable is restored after.
+    """
+    import importlib
+    import os
+    import sys
+
+    if "pymilvus" in sys.modules:
+        return sys.modules["pymilvus"]
+    saved = os.environ.get("MILVUS_URI")
+    os.environ["MILVUS_URI"] = "http://localhost:19530"
+    try:
+        module = importlib.import_module("pymilvus")
+    finally:
+        if saved is None:
+            os.environ.pop("MILVUS_URI", None)
+        else:
+            os.environ["MILVUS_URI"] = saved
+    quiet_milvus_logs()  # importing pymilvus sets its logger back to WARNING
+    return module
+
+
+def quiet_milvus_logs(level: int = logging.CRITICAL) -> None:
+    """Set the ``pymilvus`` and ``milvus_lite`` loggers to ``level``. A failed call logs ~46 lines
+    of traceback to stderr even when the caller catches the exception; the course raises its own
+    plain-sentence errors instead. Pass ``logging.DEBUG`` to see them again."""
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
+quiet_milvus_logs()
+
+
+def _lite_folder_locked(path: str) -> bool:
+    """True if another open file holds the advisory lock Milvus Lite keeps on ``<path>/LOCK``."""
+    lock = Path(path) / "LOCK"
+    if not lock.exists():
+        return False
+    try:
+        import fcntl
+    except ImportError:  # Windows: cannot probe; the error is almost always this
+        return True
+    with open(lock, "a+b") as file:
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def _unreachable(uri: str, exc: Exception) -> str:
+    why = getattr(exc, "message", exc)
+    if milvus_kind(uri) == "lite":
+        return (f"Milvus Lite at {uri} stopped answering in this process ({why}). Milvus Lite runs "
+                "inside your kernel: this happens after a crash of its engine. Re-run the cell that "
+                "opens the store; if that fails too, restart the kernel.")
+    return (f"Cannot reach the Milvus server at {uri} ({why}). Start it with `docker compose up -d` "
+            "and wait until it is healthy, check MILVUS_URI (e.g. http://localhost:19530) in .env, or "
+            "remove MILVUS_URI to use the default Milvus Lite file under the runtime folder.")
+
+
+def connect(uri: str, token: str | None = None, timeout: float = 30.0):
+    """A ``pymilvus.MilvusClient`` for ``uri``.
+
+    Args:
+        uri: a Milvus Lite path ending in ``.db`` (its folder is created), ``http://host:19530``
+            for a server, or a Zilliz Cloud URI.
+        token: server or cloud token (none for Lite).
+        timeout: seconds to wait for the connection.
+
+    Raises:
+        LiteLockedError: another process has this Milvus Lite folder open (the message says which
+            lesson's kernel, when the folder is a lesson's, and how to free it).
+        MilvusUnavailableError: the server cannot be reached (the message says how to start one).
+        MilvusStoreError: Milvus Lite could not open the folder for another reason.
+        ValueError: a Lite path that does not end in ``.db``.
+    """
+    import_pymilvus()
+    from pymilvus import MilvusClient
+    from pymilvus.exceptions import ConnectionConfigException, MilvusException
+
+    uri = str(uri)
+    if milvus_kind(uri) == "lite":
+        if not uri.endswith(".db"):
+            raise ValueError(f"a Milvus Lite path must end in '.db', got {uri!r}")
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return MilvusClient(uri=uri, token=token or "", timeout=timeout)
+    except ConnectionConfigException as exc:
+        if milvus_kind(uri) != "lite" or "Open local milvus failed" not in str(exc):
+            raise
+        if not _lite_folder_locked(uri):
+            raise MilvusStoreError(f"Milvus Lite could not open {uri}: {exc.message}") from None
+        owner = {name: n for n, name in LESSON_LITE_FOLDERS.items()}.get(Path(uri).name)
+        who = (f"another kernel running lesson {owner} (JupyterLab keeps a kernel running when its tab "
+               "closes; Kernel → Shut Down All Kernels, or the Running panel)" if owner
+               else "often another notebook's kernel")
+        raise LiteLockedError(
+            f"The Milvus Lite folder {uri} is open in another process: {who}. Milvus Lite allows one "
+            "process per folder. Shut down or restart that kernel (closing the client is not enough), "
+            "use another path, or run a Milvus server (docker compose up -d) and set "
+            "MILVUS_URI=http://localhost:19530.") from None
+    except MilvusException as exc:
+        raise MilvusUnavailableError(_unreachable(uri, exc)) from None
+
+
+def _where(lesson: str | None, uri: str | None, token: str | None,
+           settings: Settings | None) -> tuple[str, str | None]:
+    if uri is None:
+        uri, default_token = milvus_connection(settings, lesson)
+        token = token or default_token
+    return str(uri), token
+
+
+def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = None, uri: str | None = None,
+               token: str | None = None, settings: Settings | None = None, embeddings=None,
+               flush_every: int | str | None = "auto", **options) -> MemoryStore:
+    """A ``MemoryStore`` on the course's Milvus.
+
+    Args:
+        collection: the collection's name (created if missing).
+        lesson: ``"06"``, ``"07"``, ``"08"``: that lesson's own Lite folder when ``MILVUS_URI`` is
+            not set (``lesson_milvus_uri``); ``None``: ``course.db``.
+        uri, token: another Milvus (default: ``milvus_connection(settings, lesson)``).
+        settings: the ``Settings`` from ``show_setup()`` (default: the environment); they also pick
+            the default embedding model (``helpers.embeddings.get_embeddings(settings)``).
+        embeddings: a LangChain ``Embeddings``.
+        flush_every: ``"auto"``: ``LITE_FLUSH_EVERY`` rows on Milvus Lite, never on a server (it
+            seals segments itself); or rows, or ``None``.
+        options: the other ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...).
+
+    Raises:
+        What ``connect`` and ``MemoryStore`` raise (LiteLockedError, MilvusUnavailableError,
+        DimensionMismatchError, MilvusStoreError).
+    """
+    from helpers.embeddings import get_embeddings
+
+    uri, token = _where(lesson, uri, token, settings)
+    kind = milvus_kind(uri)
+    if flush_every == "auto":
+        flush_every = LITE_FLUSH_EVERY if kind == "lite" else None
+    embeddings = embeddings if embeddings is not None else get_embeddings(settings)
+    client = connect(uri, token, options.get("timeout", 30.0))
+    try:
+        return MemoryStore(client, collection, embeddings, flush_every=flush_every, uri=uri, kind=kind,
+                           **options)
+    except Exception:
+        client.close()
+        raise
+
+
+def drop_collection(collection: str, *, lesson: str | None = None, uri: str | None = None,
+                    token: str | None = None, settings: Settings | None = None) -> bool:
+    """Delete ``collection`` without opening it as a store (works when its vector length does not
+    match the current embedding model). ``lesson``, ``uri``, ``token``, ``settings`` as for
+    ``open_store``. Returns ``True`` if it existed. Raises what ``connect`` raises."""
+    uri, token = _where(lesson, uri, token, settings)
+    client = connect(uri, token)
+    try:
+        existed = client.has_collection(collection)
+        if existed:
+            client.drop_collection(collection)
+        return existed
+    finally:
+        client.close()

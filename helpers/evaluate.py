@@ -1,0 +1,246 @@
+"""Measuring memory (lesson 08): replay a long conversation through a strategy, score the probes.
+
+A probe is a question whose answer is in earlier turns (its evidence). ``evidence_reached``: every
+evidence turn is in the prompt, found by message id in the prompt's typed parts (verbatim,
+retrieved, or folded into the summary with the answer's words still there); words that appear only
+in some other message count for nothing. This measures memory, not the model. **Evidence recall**
+= probes whose evidence reached the model / answerable probes. ``answer_correct``: the reply holds
+the expected words. A probe with no evidence is unanswerable: its right answer is "I don't know".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from helpers.config import project_root
+from helpers.kinds import classify_turn
+from helpers.memory import (
+    RETRIEVED,
+    SUMMARY,
+    VERBATIM,
+    MemoryStrategy,
+    Prompt,
+    PromptPart,
+    Turn,
+    TurnRecord,
+    message_id,
+    replay,
+    totals,
+)
+
+
+def load_long_conversation(path: str | Path | None = None) -> dict:
+    """A long evaluation conversation (format: ``data/README.md``).
+
+    Args:
+        path: a JSON file; default ``data/evaluation/long_conversation.json``.
+
+    Raises:
+        FileNotFoundError: no such file. ValueError: a file without turns, probes, system, user_id.
+    """
+    path = Path(path) if path else project_root() / "data" / "evaluation" / "long_conversation.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("turns", "probes", "system", "user_id"):
+        if key not in data:
+            raise ValueError(f"{path} lacks {key!r}: not a long conversation file")
+    return data
+
+
+def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
+    """The ``Turn`` objects to replay. In a two-speaker file (turns with ``speaker``) each
+    assistant line becomes the recorded reply of the user turn before it (no model call); user
+    turns without one (the probes) are answered by the model. Session dates go with each turn."""
+    out: list[Turn] = []
+    for t in turns:
+        if t.get("speaker") == "assistant":
+            if out and out[-1].reply is None:
+                last = out[-1]
+                out[-1] = Turn(last.text, last.session_id, last.turn_id, last.date, t["text"])
+            continue
+        out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
+    return out
+
+
+def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
+    """Data turn id -> the message id the replay gives it (``memory.message_id``), for the turns
+    ``conversation_turns`` makes: a user line is ``t<n>-user``, the assistant line after it
+    ``t<n>-reply``."""
+    ids: dict[str, str] = {}
+    number, reply_open = 0, False
+    for t in turns:
+        if t.get("speaker") == "assistant":
+            if number and reply_open:
+                ids[t["id"]], reply_open = message_id(number, "reply"), False
+            continue
+        number += 1
+        ids[t["id"]], reply_open = message_id(number, "user"), True
+    return ids
+
+
+def evidence_reached(prompt: Prompt, probe: dict,
+                     evidence_ids: dict[str, str] | None = None) -> tuple[bool, str | None]:
+    """Did the turns that answer ``probe`` reach the model, and how?
+
+    Args:
+        prompt: the ``Prompt`` the answer call was sent.
+        probe: ``evidence`` (data turn ids) and ``expects`` (the answer's words).
+        evidence_ids: data turn id -> message id (``replay_message_ids``). ``None``: the word-only
+            measure, for prompts whose parts name no sources (every expected word anywhere in
+            the verbatim, summary or retrieved text).
+
+    Returns:
+        ``(reached, how)``, ``how`` one of ``"verbatim"``, ``"summary"``, ``"retrieved"``,
+        ``"mixed"`` (spread over several kinds of parts), or ``None`` when not reached.
+    """
+    words = [word.lower() for word in probe["expects"]]
+    if evidence_ids is None:
+        texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
+                 for kind in (VERBATIM, SUMMARY, RETRIEVED)}
+        if not all(word in "\n".join(texts.values()) for word in words):
+            return False, None
+        return True, next((how for how in (VERBATIM, SUMMARY, RETRIEVED)
+                           if all(word in texts[how] for word in words)), "mixed")
+    covering: dict[str, list[PromptPart]] = {}
+    for kind in (VERBATIM, RETRIEVED, SUMMARY):
+        for piece in prompt.of_kind(kind):
+            for source in piece.sources:
+                covering.setdefault(source, []).append(piece)
+    needed = [evidence_ids.get(turn_id) for turn_id in probe["evidence"]]
+    if not needed or any(m is None or m not in covering for m in needed):
+        return False, None
+    carriers = {id(p): p for m in needed for p in covering[m]}.values()
+    direct = {m for m in needed if any(p.kind != SUMMARY for p in covering[m])}
+    if len(direct) < len(needed):  # some evidence only through the summary: its facts must be there
+        text = "\n".join(p.text for p in carriers).lower()
+        if not all(word in text for word in words):
+            return False, None
+    kinds = {p.kind for p in carriers}
+    return True, kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+@dataclass
+class ScoredTurn(TurnRecord):
+    """A ``TurnRecord`` with its probe's score (``evaluate_strategy``)."""
+
+    probe: bool = False  # an answerable probe, counted in evidence recall
+    evidence_reached: bool | None = None
+    how: str | None = None  # verbatim / summary / retrieved / mixed / unanswerable / None
+    answer_correct: bool | None = None
+
+
+def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseChatModel,
+                      max_turns: int | None = None, progress: bool = True) -> list[ScoredTurn]:
+    """Replay ``conversation`` through ``strategy`` and score its probes.
+
+    ``conversation`` comes from ``load_long_conversation``; ``max_turns`` stops after that many
+    data turns; ``progress`` shows a tqdm bar. Returns one ``ScoredTurn`` per replayed turn; an
+    unanswerable probe gets ``how="unanswerable"`` and ``answer_correct`` = "I don't know" said.
+    """
+    from tqdm.auto import tqdm
+
+    probes = {p["turn_id"]: p for p in conversation["probes"]}
+    turns = conversation_turns(conversation["turns"][:max_turns])
+    evidence_ids = replay_message_ids(conversation["turns"][:max_turns])
+
+    def score(record: ScoredTurn, turn: Turn) -> None:
+        probe = probes.get(turn.turn_id)
+        if probe is not None and not probe["expects"]:
+            record.how = "unanswerable"
+            record.answer_correct = classify_turn(record.reply, "assistant") == "dont_know"
+        elif probe is not None:
+            record.probe = True
+            record.evidence_reached, record.how = evidence_reached(record.prompt, probe, evidence_ids)
+            record.answer_correct = all(w.lower() in record.reply.lower() for w in probe["expects"])
+
+    return replay(strategy, tqdm(turns, desc=strategy.name, disable=not progress), model,
+                  conversation["system"], on_turn=score, record=ScoredTurn)
+
+
+def recall_totals(records: Sequence[TurnRecord]) -> dict:
+    """``{"evidence recall", "answers correct"}``: shares of the answerable probes (3 places),
+    ``None`` without probes. Records that are not ``ScoredTurn`` count as no probe."""
+    probes = [r for r in records if getattr(r, "probe", False)]
+    if not probes:
+        return {"evidence recall": None, "answers correct": None}
+    return {"evidence recall": round(sum(bool(r.evidence_reached) for r in probes) / len(probes), 3),
+            "answers correct": round(sum(bool(r.answer_correct) for r in probes) / len(probes), 3)}
+
+
+def summarize_runs(runs: dict[str, list[ScoredTurn]]) -> list[dict]:
+    """One row per strategy: token, call and time totals and evidence recall; the ``%`` column is
+    relative to the first strategy (full history)."""
+    table, first = [], None
+    for name, records in runs.items():
+        total, recall = totals(records), recall_totals(records)
+        prompt_total = total["prompt tokens (total)"]
+        first = first or prompt_total
+        unanswerable = [r for r in records if r.how == "unanswerable"]
+        table.append({
+            "strategy": name,
+            "prompt tokens at last turn": total["prompt tokens (last turn)"],
+            "prompt tokens (total)": prompt_total,
+            "% of first strategy's tokens": round(100 * prompt_total / first, 1) if first else None,
+            "extra calls": total["extra calls"],
+            "extra call tokens": total["extra call tokens"],
+            "all input tokens (total)": prompt_total + total["extra call tokens"],
+            "extra embeddings": total["extra embeddings"],
+            "overhead ms (p50)": total["overhead ms (p50)"],
+            "overhead ms without embedding (p50)": total["overhead ms without embedding (p50)"],
+            **recall,
+            # answered from something else: the right answer to these is "I don't know"
+            "unanswerable answered": f"{sum(r.answer_correct is False for r in unanswerable)}/"
+                                     f"{len(unanswerable)}" if unanswerable else None,
+        })
+    return table
+
+
+def runs_to_json(runs: dict[str, list[ScoredTurn]]) -> dict:
+    """Per-turn numbers of every strategy, JSON-ready (no messages)."""
+    skip = {"user", "reply", "prompt", "timeline", "marks", "cost_note"}
+    names = [f.name for f in fields(ScoredTurn) if f.name not in skip]
+    return {name: [{f: getattr(r, f) for f in names} for r in records]
+            for name, records in runs.items()}
+
+
+def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dict[str, dict]:
+    """Evidence recall per probe category, per strategy.
+
+    ``turns``: ``runs_to_json(runs)``; a probe without ``category`` counts as ``single-hop``
+    (``updated-fact`` when ``changed``). Returns ``{strategy: {category: recall}}``, 3 places.
+    """
+    category = {p["turn_id"]: p.get("category") or ("updated-fact" if p.get("changed")
+                                                     else "single-hop")
+                for p in conversation["probes"]}
+    out = {}
+    for name, rows in turns.items():
+        counts: dict[str, list[int]] = {}
+        for row in rows:
+            if row["probe"]:
+                c = counts.setdefault(category[row["turn_id"]], [0, 0])
+                c[0] += bool(row["evidence_reached"])
+                c[1] += 1
+        out[name] = {k: round(v[0] / v[1], 3) for k, v in sorted(counts.items())}
+    return out
+
+
+def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
+    """The strategies lesson 08 compares, full history first (the reference). Retrieval and
+    layered memory share ``store`` (a ``helpers.store.MemoryStore``) under different user ids."""
+    from helpers.layered import LayeredMemory
+    from helpers.retrieval import RetrievalMemory
+    from helpers.summary import RunningSummary, TokenTrigger
+    from helpers.window import CountWindow, FullHistory, TokenWindow
+
+    return [
+        FullHistory(),
+        CountWindow(20),
+        TokenWindow(800),
+        RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=600),
+        RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3),
+        LayeredMemory(store, f"{user_id}-layered", "session-1"),
+    ]

@@ -1,0 +1,160 @@
+"""Kinds of stored turns: which turns state something worth retrieving, by rules (no model).
+
+``classify_turn`` gives each stored turn its ``kind`` (statement, question, request, chat,
+reply, dont_know; ``is_echo`` marks an answer that only repeats its memories as echo), so a
+search can filter in Milvus (``SEARCHED_KINDS``) instead of re-ranking. ``language_of`` and
+``normalized`` are the one language rule and the one de-duplication key of the course.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Every kind a row is stored with (``turn``: a whole "User: ...\nAI: ..." row, lesson 06).
+KINDS = ("turn", "statement", "question", "request", "chat", "reply", "dont_know", "echo")
+#: Kinds searched as evidence: what was stated.
+SEARCHED_KINDS = ("statement",)
+#: Kinds never brought as the context of a hit: they state no fact.
+NEVER_NEIGHBOURS = ("chat", "dont_know", "echo", "question", "request")
+
+#: English words that carry no content (BM25-style stop words).
+STOP_WORDS = tuple("""a an the and or but if then so of to in on at by for with from about as into
+over after before than that this these those is are was were be been being am do does did done
+have has had having i me my mine myself you your yours we our us he him his she her hers it its
+they them their what which who whom whose when where why how s t d ll m re ve not no can could
+would should will shall may might must just very too also there here all any some""".split())
+#: Words of small talk that state nothing ("Hey Mel! Good to see you! How have you been?").
+CHAT_WORDS = frozenset("""hey hi hello oh wow yeah yes yep ok okay nice great awesome cool
+amazing wonderful fantastic lovely thanks thank congratulations congrats glad good see hear
+sounds sound really sure haha lol omg well hmm ah aw awww dear sorry happy fun interesting
+helpful makes sense go got right exactly agreed bye""".split())
+#: Korean small talk, matched at the start of a word (particles and endings follow).
+CHAT_PREFIXES_KO = ("네", "응", "와", "우와", "고마", "감사", "이해했", "알겠", "그렇", "맞아", "맞네",
+                    "도움", "됐어", "좋네", "대박", "ㅋ", "ㅎ")
+#: A question turn may open with a few words of its own; a turn whose non-question sentences
+#: hold at least this many content words is a ``statement`` ("I love painting. Do you?").
+STATEMENT_WORDS = 2
+
+_STOP = frozenset(STOP_WORDS)
+_WORD = re.compile(r"\w+")
+_SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"')\]]*|$)")
+_ASKS = re.compile(r"[?？][\"')\]]*$")
+_REQUEST_START = re.compile(
+    r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"
+    r"draft|make|show|plan|describe|compare|name|find|create|convert|define|outline|proofread|"
+    r"rewrite|fix|check|can you|could you|would you)\b", re.IGNORECASE)
+_REQUEST_END_KO = re.compile(r"(주세요|주실래요|줘|줄래|알려 줘|부탁해요|부탁드려요)[.!?~]*\s*$")
+_DONT_KNOW = re.compile(
+    r"\b(i\s+(do not|don't|dont)\s+know|i'm not sure|i am not sure|i don't have (that|any)|"
+    r"you (haven't|have not|never) (told|mentioned|said)|no idea|i can't (recall|remember)|"
+    r"i do not have (that|any))\b|모르겠|알 수 없|말씀하신 적이 없", re.IGNORECASE)
+_FIRST_PERSON = re.compile(
+    r"\b(i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|we|we're|we've|our|ours|us)\b|"
+    r"(저는|제가|저도|나는|내가|나도|저희|우리)", re.IGNORECASE)
+_HELPER_TALK = re.compile(  # what an assistant says of itself while helping: not a fact
+    r"\b(i\s+(can|could|can't|cannot|hope|think|suggest|recommend|understand|see|mean|guess|"
+    r"would|'d|will|'ll|am\s+(glad|sorry|happy|not sure)|'m\s+(glad|sorry|happy|not sure|here))|"
+    r"let\s+(me|us)|(help|tell|ask|from|for)\s+me|you\s+told\s+me|(can|may)\s+i)\b",
+    re.IGNORECASE)
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」')
+
+
+def normalized(text: str) -> str:
+    """Lower-cased, whitespace folded: the one de-duplication key of stored and retrieved text."""
+    return " ".join(text.lower().split())
+
+
+def language_of(text: str) -> str:
+    """``"ko"`` if at least a fifth of the letters of ``text`` are Hangul syllables, else ``"en"``."""
+    letters = [c for c in text if c.isalpha()]
+    hangul = sum("\uac00" <= c <= "\ud7a3" for c in letters)
+    return "ko" if letters and hangul / len(letters) >= 0.2 else "en"
+
+
+def content_words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` of two characters or more that are not in
+    ``STOP_WORDS`` or ``CHAT_WORDS`` (nor a Korean word starting with ``CHAT_PREFIXES_KO``)."""
+    return [w for w in _WORD.findall(text.lower())
+            if len(w) > 1 and w not in _STOP and w not in CHAT_WORDS
+            and not (w[0] >= "\u3131" and w.startswith(CHAT_PREFIXES_KO))]
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut after ``. ! ? 。 ！ ？ …`` (closing quotes and brackets stay with their
+    sentence); empty pieces dropped."""
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+def speaks_of_self(text: str) -> bool:
+    """Does ``text`` say something about its speaker ("my kids", "저는 ...")? First-person words,
+    once quoted speech and helper phrases ("I can help", "let me know") are taken out."""
+    said = _QUOTED.sub(" ", text)
+    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", said)))
+
+
+class OtherSpeaker:
+    """Is the other side of the conversation a person or an AI assistant? After ``min_turns`` of
+    its turns, a person when at least ``share`` of them ``speaks_of_self`` (an assistant rarely
+    does). Attributes: ``turns`` seen, ``self_talk`` (how many spoke of the speaker)."""
+
+    def __init__(self, share: float = 0.25, min_turns: int = 10) -> None:
+        self.share, self.min_turns = share, min_turns
+        self.turns = self.self_talk = 0
+
+    def add(self, text: str) -> None:
+        """Count one of the other side's turns."""
+        self.turns += 1
+        self.self_talk += speaks_of_self(text)
+
+    @property
+    def is_person(self) -> bool:
+        return self.turns >= self.min_turns and self.self_talk >= self.share * self.turns
+
+
+def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
+    """The ``kind`` to store a turn with.
+
+    Args:
+        text: the turn's text. speaker: ``"user"`` or ``"assistant"`` (anything else: the user).
+        person: the assistant's side is a person (``OtherSpeaker.is_person``): classified like
+            the user.
+
+    Returns:
+        ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence
+        with content asks: the others hold fewer than ``STATEMENT_WORDS`` content words);
+        ``"request"`` (the user's turn starts like an instruction or ends like a Korean request);
+        ``"reply"`` (the assistant's turn that does not speak of itself); ``"chat"`` (no content
+        word); else ``"statement"``.
+
+    Raises:
+        TypeError: ``text`` is not a str.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    stripped = text.strip()
+    if speaker == "assistant" and _DONT_KNOW.search(stripped):
+        return "dont_know"
+    sentences = split_sentences(stripped)
+    asks = [s for s in sentences if _ASKS.search(s)]
+    if asks:
+        said = " ".join(s for s in sentences if s not in asks)
+        if len(content_words(said)) < STATEMENT_WORDS:
+            return "question"
+    elif speaker != "assistant" and (_REQUEST_START.match(stripped)
+                                     or _REQUEST_END_KO.search(stripped)):
+        return "request"
+    if speaker == "assistant" and not person and not speaks_of_self(stripped):
+        return "reply"
+    if not content_words(stripped):
+        return "chat"
+    return "statement"
+
+
+def is_echo(reply: str, supplied: str, share: float = 0.6) -> bool:
+    """Does ``reply`` only repeat ``supplied`` (the retrieved section and summary its prompt
+    carried): at least ``share`` of its content words (3 or more) are words of ``supplied``?"""
+    words = content_words(reply)
+    if len(words) < 3 or not supplied:
+        return False
+    known = set(content_words(supplied))
+    return sum(w in known for w in words) >= share * len(words)

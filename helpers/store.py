@@ -1,0 +1,358 @@
+"""Conversation memory in one Milvus collection (lessons 06-08): rows of text found by meaning.
+
+``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date) and finds, lists,
+counts and deletes one user's rows (``user_id`` is the partition key and every filter names it). Why the
+settings: docs/design-notes.md, "Milvus settings". Sources: the article's collection (VARCHAR(5000),
+IVF_FLAT + COSINE); Milvus "Boolean expression rules", milvus-io/milvus-docs#2525."""
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from helpers.history import InvalidSessionIdError, validate_session_id
+
+DEFAULT_COLLECTION = "conversation_memory"
+CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
+DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
+DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
+LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
+#: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
+FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
+          "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
+          "chunks": None}
+_TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+class MilvusStoreError(RuntimeError):
+    """Base of the course's Milvus errors; the message is a plain sentence with a fix."""
+
+
+class DimensionMismatchError(MilvusStoreError, ValueError):
+    """Vectors of one length meet a collection of another; raised before anything is written."""
+
+
+class StoreClosedError(MilvusStoreError):
+    """The store was closed (``close()``) or its collection dropped (``drop()``)."""
+
+
+class InvalidIdError(InvalidSessionIdError):
+    """A user or session id that ``validate_id`` refuses (a ``ValueError``)."""
+
+
+def validate_id(value: str, what: str = "user id") -> str:
+    """``value`` if ``history.validate_session_id`` allows it (a safe file name and filter value)."""
+    try:
+        return validate_session_id(value)
+    except InvalidSessionIdError as exc:
+        raise InvalidIdError(str(exc).replace("session id", what, 1)) from None
+
+
+def filter_literal(value: str) -> str:
+    """``value`` quoted as a Milvus literal, ``\\ " \\n \\r \\t`` escaped; TypeError for a non-str."""
+    if not isinstance(value, str):
+        raise TypeError(f"filter values must be str, got {type(value).__name__}")
+    return f'"{value.translate(_ESCAPES)}"'
+
+
+def _field(name: str) -> str:
+    if not (name.isascii() and name.isidentifier()):  # letters, digits and _, no digit first
+        raise ValueError(f"not a field name: {name!r}")
+    return name
+
+
+def eq_filter(**fields: str | int) -> str:
+    """``user_id == "ann" and round == 3``, values escaped; ValueError for a bad field name."""
+    return " and ".join(f"{_field(k)} == {int(v) if isinstance(v, int) else filter_literal(v)}"
+                        for k, v in fields.items())
+
+
+def in_filter(name: str, values: Sequence[str]) -> str:
+    """``name in ["a", "b"]``, values escaped."""
+    return f"{_field(name)} in [{', '.join(filter_literal(v) for v in values)}]"
+
+
+def utf8_len(text: str) -> int:
+    """Length of ``text`` in UTF-8 bytes, the unit a Milvus server counts VARCHAR limits in."""
+    return len(text.encode("utf-8"))
+
+
+def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
+    """``text`` in pieces of at most ``max_bytes`` (>= 4) UTF-8 bytes, cut between characters, at a
+    space or line break in a piece's last quarter if any; ``"".join(pieces) == text``."""
+    if max_bytes < 4:
+        raise ValueError(f"max_bytes must be at least 4 (one UTF-8 character), got {max_bytes}")
+    data, pieces, start = text.encode("utf-8"), [], 0
+    while len(data) - start > max_bytes:
+        end = start + max_bytes
+        while data[end] & 0xC0 == 0x80:  # a continuation byte: step back to a character start
+            end -= 1
+        floor = start + (3 * max_bytes) // 4
+        space = max(data.rfind(b" ", floor, end), data.rfind(b"\n", floor, end))
+        end = space + 1 if space >= floor else end
+        pieces.append(data[start:end].decode("utf-8"))
+        start = end
+    return [*pieces, data[start:].decode("utf-8")]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One stored message or turn, reassembled from its chunks (``ids``, in order)."""
+
+    content: str
+    user_id: str
+    session_id: str
+    round: int
+    kind: str
+    speaker: str
+    name: str
+    date: str
+    timestamp: str
+    turn_id: str
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Hit(Row):
+    score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query
+
+
+class MemoryStore(contextlib.AbstractContextManager):
+    """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager.
+
+    Args: ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters,
+    digits, ``_`` (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain
+    ``Embeddings``; ``dim`` (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe``
+    searched; ``flush_every`` rows written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000;
+    ``consistency_level`` of reads (``"Strong"``: others' writes too); ``timeout`` seconds per call;
+    ``uri``, ``kind`` (lite / server / cloud) for messages. Raises TypeError (``embeddings`` None),
+    DimensionMismatchError (another vector length), MilvusStoreError (another schema), ValueError."""
+
+    def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
+                 nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
+                 max_chunk_bytes: int = CONTENT_MAX_BYTES, consistency_level: str = "Session",
+                 drop_existing: bool = False, timeout: float = 30.0, uri: str = "", kind: str = "lite"):
+        from pymilvus import DataType, MilvusClient
+        if embeddings is None:
+            raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
+                            "Embeddings, got None (helpers.course.milvus.open_store picks the course's)")
+        if not 4 <= max_chunk_bytes <= CONTENT_MAX_BYTES:
+            raise ValueError(f"max_chunk_bytes must be 4..{CONTENT_MAX_BYTES}, got {max_chunk_bytes}")
+        self.client, self.collection, self.embeddings, self.uri, self.kind = (
+            client, collection, embeddings, uri, kind)
+        self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
+        self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
+        self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
+        self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
+        if drop_existing:
+            client.drop_collection(collection, timeout=timeout)
+        self.dim = dim or len(embeddings.embed_query("dimension probe"))
+        if not client.has_collection(collection, timeout=timeout):
+            schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
+            for field, size in FIELDS.items():
+                options = {"max_length": size, "is_partition_key": field == "user_id"} if size else {}
+                schema.add_field(field, DataType.VARCHAR if size else DataType.INT64, **options)
+            index = MilvusClient.prepare_index_params()
+            index.add_index(field_name="vector", index_type="IVF_FLAT", metric_type="COSINE",
+                            params={"nlist": nlist})
+            client.create_collection(collection, schema=schema, index_params=index, timeout=timeout,
+                                     consistency_level=consistency_level)
+        fields = {f["name"]: f for f in client.describe_collection(collection, timeout=timeout)["fields"]}
+        if missing := [n for n in ("id", "vector", *FIELDS) if n not in fields]:
+            raise MilvusStoreError(f"Collection {collection!r} at {uri} is not a memory collection of this "
+                                   f"course (missing: {', '.join(missing)}): use another name or drop it.")
+        if (existing := int(fields["vector"]["params"]["dim"])) != self.dim:
+            raise DimensionMismatchError(
+                f"Collection {collection!r} at {uri} stores {existing}-dimensional vectors, but the "
+                f"embedding model makes {self.dim}-dimensional ones (another model wrote it). Nothing was "
+                f"inserted or searched. Use another collection name, e.g. '{collection}_{self.dim}', or drop "
+                f"the old one: drop_existing=True or helpers.course.milvus.drop_collection({collection!r}).")
+        client.load_collection(collection, timeout=timeout)
+
+    def _call(self, method: str, *args, **kwargs):
+        """``client.<method>(collection, *args, timeout=..., **kwargs)``; StoreClosedError once closed; a
+        released collection is loaded once and the call retried."""
+        from pymilvus.exceptions import MilvusException
+        if self._closed_by:
+            raise StoreClosedError(
+                f"This MemoryStore ({self.collection!r} at {self.uri}) was closed by store."
+                f"{self._closed_by}, so it can no longer be used. Reopen it: re-run the cell that created "
+                f"it, or store = open_store(collection={self.collection!r}, uri={self.uri!r}).")
+        call = getattr(self.client, method)
+        try:
+            return call(self.collection, *args, timeout=self.timeout, **kwargs)
+        except MilvusException as exc:  # code 101: released ("call load() before search")
+            if exc.code != 101 and "not loaded" not in str(exc.message).lower():
+                raise
+        self.client.load_collection(self.collection, timeout=self.timeout)
+        return call(self.collection, *args, timeout=self.timeout, **kwargs)
+
+    def _vector(self, vector: Sequence[float]) -> list[float]:
+        if len(vector) != self.dim:
+            raise DimensionMismatchError(f"a {len(vector)}-dimensional vector was given to collection "
+                                         f"{self.collection!r}, which stores {self.dim}-dimensional "
+                                         "ones: use the embedding model it was made with.")
+        return [float(x) for x in vector]
+
+    def _counted(self, texts: int, began: float) -> None:
+        with self._lock:
+            self.embedding_calls += texts
+            self.embedding_seconds += time.perf_counter() - began
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed ``texts`` as passages in one call (``len(texts)`` embedding calls counted);
+        DimensionMismatchError if the vectors do not fit the collection."""
+        began, vectors = time.perf_counter(), self.embeddings.embed_documents(list(texts))
+        self._counted(len(texts), began)
+        return [self._vector(v) for v in vectors]
+
+    def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
+            speaker: str = "", name: str = "", date: str = "",
+            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None) -> list[str]:
+        """Embed and store ``text`` exactly, a row per chunk of ``max_chunk_bytes``; returns the ids written
+        (``<turn_id>-<chunk>``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
+        ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
+        theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
+        str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
+        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long for its field, not ISO)."""
+        self._where(user_id, session_id)  # validates both ids
+        if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
+            raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
+        when = timestamp or datetime.now(UTC)
+        if isinstance(when, datetime):
+            when = (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat(timespec="milliseconds")
+        columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
+        for field, value in columns.items():
+            if not isinstance(value, str) or utf8_len(value) > FIELDS[field]:
+                raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
+        for value in filter(None, (date, when)):
+            datetime.fromisoformat(value)  # ValueError if it is not ISO 8601
+        chunks = split_utf8(text, self.max_chunk_bytes)
+        if vector is not None and len(chunks) != 1:
+            raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
+        vectors = self.embed(chunks) if vector is None else [self._vector(vector)]
+        turn = uuid.uuid4().hex
+        rows = [{"id": f"{turn}-{i}", "vector": v, "content": chunk, "user_id": user_id, "session_id":
+                 session_id, "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
+                for i, (chunk, v) in enumerate(zip(chunks, vectors, strict=True))]
+        self._call("insert", rows)
+        with self._lock:
+            self._unflushed += len(rows)
+            due = self.flush_every is not None and self._unflushed >= self.flush_every
+        if due:
+            self.flush()
+        return [row["id"] for row in rows]
+
+    def search(self, user_id: str, query: str | None, top_k: int = 3, *,
+               kinds: Sequence[str] | None = None, session_id: str | None = None,
+               min_score: float | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
+        """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
+        ``query_vector``), best first, each whole. If given: only rows of ``kinds`` (filtered before the
+        top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. Raises InvalidIdError,
+        DimensionMismatchError, ValueError."""
+        where = self._where(user_id, session_id)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
+            raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
+        if query_vector is None:
+            began, query_vector = time.perf_counter(), self.embeddings.embed_query(query)
+            self._counted(1, began)
+        found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
+            "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
+            filter=where + (f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""),
+            output_fields=list(FIELDS), consistency_level=self.consistency_level,
+            search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
+        best: dict[str, tuple[float, dict]] = {}  # each row's best chunk, in rank order
+        for hit in found:
+            best.setdefault(hit["entity"]["turn_id"], (hit["distance"], {**hit["entity"], "id": hit["id"]}))
+        scores = {turn: float(score) for turn, (score, _) in list(best.items())[:top_k]
+                  if min_score is None or score >= min_score}
+        chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
+        if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
+            chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
+        whole = {row.turn_id: row for row in self._group(chunks)}
+        return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
+
+    def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
+                   after: int = 1) -> dict[str, list[Row]]:
+        """``{hit.turn_id: rows}``: each hit's session's rows from ``round - before`` to ``round + after``,
+        nearest first (round - 1, round + 1, round - 2 ...), the hit left out; one query. ValueError for
+        a negative ``before`` / ``after``."""
+        where = self._where(user_id)
+        if before < 0 or after < 0:
+            raise ValueError(f"before and after must be >= 0, got {before}, {after}")
+        steps = sorted([*range(-before, 0), *range(1, after + 1)], key=abs)  # -1, 1, -2, 2 ...
+        clauses = sorted({f"({eq_filter(session_id=hit.session_id)} and round in "
+                          f"[{', '.join(str(hit.round + step) for step in steps)}])" for hit in hits})
+        found = self._query(f"{where} and ({' or '.join(clauses)})") if clauses and steps else []
+        at = {(row.session_id, row.round): row for row in self._group(found)}
+        return {hit.turn_id: [at[key] for step in steps if (key := (hit.session_id, hit.round + step))
+                              in at and at[key].turn_id != hit.turn_id] for hit in hits}
+
+    def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
+        """The rows of ``user_id`` (or of one session), oldest first; at most ``limit`` chunks read."""
+        return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
+                      key=lambda row: (row.timestamp, row.session_id, row.round))
+
+    def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
+        return self._count(self._where(user_id) if user_id is not None else "")
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete every row of ``user_id``; returns how many went. Counted ``"Strong"``: a 2.3 server's
+        delete leaves a session's read timestamp behind, a strong read does not."""
+        where = self._where(user_id)
+        if before := self._count(where, "Strong"):
+            self._call("delete", filter=where)
+        return before - self._count(where, "Strong") if before else 0
+
+    def _where(self, user_id: str, session_id: str | None = None) -> str:
+        if session_id is None:
+            return eq_filter(user_id=validate_id(user_id))
+        return eq_filter(user_id=validate_id(user_id), session_id=validate_id(session_id, "session id"))
+
+    def _count(self, where: str, level: str | None = None) -> int:
+        return self._call("query", filter=where, output_fields=["count(*)"],
+                          consistency_level=level or self.consistency_level)[0]["count(*)"]
+
+    def _query(self, where: str, limit: int | None = 16384) -> list[dict]:  # chunks; limit None: all
+        return self._call("query", filter=where, output_fields=["id", *FIELDS],
+                          consistency_level=self.consistency_level, **({"limit": limit} if limit else {}))
+
+    @staticmethod
+    def _group(chunks: list[dict]) -> list[Row]:  # rows from chunks, each row's chunks joined in order
+        by_turn: dict[str, dict[int, dict]] = {}  # turn id -> chunk number -> chunk (a repeat: once)
+        for chunk in chunks:
+            by_turn.setdefault(chunk["turn_id"], {})[chunk["chunk"]] = chunk
+        return [Row(content="".join(p["content"] for p in parts), round=int(parts[0]["round"]),
+                    ids=tuple(p["id"] for p in parts), **{f: parts[0][f] or "" for f in _TEXT})
+                for parts in ([found[i] for i in sorted(found)] for found in by_turn.values())]
+
+    def flush(self) -> float:  # seal the rows written into indexed segments now; returns the seconds
+        began = time.perf_counter()
+        self._call("flush")
+        with self._lock:
+            self._unflushed = 0
+        return time.perf_counter() - began
+
+    def drop(self) -> None:  # delete the collection (released first: Lite would print FAISS warnings)
+        with contextlib.suppress(Exception):
+            self.client.release_collection(self.collection, timeout=self.timeout)
+        self.client.drop_collection(self.collection, timeout=self.timeout)
+        self._closed_by = "drop()"
+
+    def close(self) -> None:  # close the client; later calls raise StoreClosedError (Lite keeps its lock)
+        self._closed_by = self._closed_by or "close()"
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"MemoryStore(kind={self.kind!r}, uri={self.uri!r}, collection={self.collection!r}, "
+                f"dim={getattr(self, 'dim', None)}, nlist={self.nlist}, nprobe={self.nprobe})")

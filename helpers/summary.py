@@ -1,0 +1,270 @@
+"""Summary memory: fold older messages into a running summary with one extra model call.
+
+Stored: ``[summary?, *recent]``. When a trigger fires after a turn (the article's two: over 6
+messages keep 2, over 200 tokens keep ~80), the messages before the kept part (which starts on a
+human message) and the previous summary are folded into a new, capped one in the conversation's
+language. Prompt: ``[system, summary, *recent, new message]``. On failure nothing changes.
+Unlike LangChain v1's ``SummarizationMiddleware`` (in ``create_agent``, before the model call, the
+state becomes a ``HumanMessage`` "Here is a summary of the conversation to date: ..." + the kept
+messages; the old summary is just one of the dropped messages), here the summary is a marked
+``SystemMessage`` after the system prompt, the old one is passed explicitly, costs are recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
+
+from helpers.kinds import language_of
+from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
+from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens, cut_to_tokens
+from helpers.window import newest_fitting
+
+DEFAULT_MAX_SUMMARY_TOKENS = 300
+
+_TEXT = {
+    "en": {"header": "Summary of the earlier conversation:", "previous": "Previous summary:",
+           "none": "(none yet)", "new": "New messages:", "ask": "Write the updated summary now.",
+           "instruction": "You maintain the running summary of a conversation between a user and an "
+           "assistant. Fold the new messages into the previous summary. Keep every fact the user stated "
+           "(names, places, preferences, plans, numbers); when a fact changed, keep the newer one and "
+           "say it changed. Write in English, as short bullet points, at most {max_words} words. "
+           "Output only the summary."},
+    "ko": {"header": "이전 대화 요약:", "previous": "이전 요약:", "none": "(아직 없음)",
+           "new": "새 메시지:", "ask": "이제 업데이트된 요약을 작성하세요.",
+           "instruction": "당신은 사용자와 도우미의 대화를 이어서 요약합니다. 새 메시지를 이전 요약에 "
+           "합치세요. 사용자가 말한 사실(이름, 장소, 취향, 계획, 숫자)을 모두 남기고, 바뀐 사실은 새 "
+           "내용을 남기고 바뀌었다고 적으세요. 한국어로, 짧은 글머리표로, {max_words}단어 이내로 "
+           "쓰세요. 요약만 출력하세요."},
+}
+
+
+class SummarizationError(RuntimeError):
+    """The summary call failed or returned nothing. The history was not changed."""
+
+
+def is_summary(message: BaseMessage) -> bool:
+    """True for the running-summary message this module writes."""
+    return message.type == "system" and message.id == SUMMARY_ID
+
+
+def summary_message(text: str, language: str = "en", covers: Sequence[str] = ()) -> SystemMessage:
+    """The stored summary: a ``SystemMessage`` with id ``SUMMARY_ID``, a header in ``language``
+    (en/ko), and ``covers`` (ids of the messages folded in so far) in ``additional_kwargs``."""
+    return SystemMessage(f"{_TEXT[language]['header']}\n{text.strip()}", id=SUMMARY_ID,
+                         additional_kwargs={COVERS_KEY: list(covers)} if covers else {})
+
+
+def summary_covers(message: BaseMessage | None) -> list[str]:
+    """Ids of the messages a summary message has folded in (``[]`` for ``None``)."""
+    return list(message.additional_kwargs.get(COVERS_KEY, ())) if message is not None else []
+
+
+def summary_text(message: BaseMessage | None) -> str:
+    """The summary's text without its header (``""`` for ``None``)."""
+    if message is None:
+        return ""
+    first, _, rest = message.text.partition("\n")
+    return rest if first in {t["header"] for t in _TEXT.values()} else message.text
+
+
+def split_stored(stored: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:
+    """Split a stored history into ``(summary message or None, the other messages)``."""
+    return (stored[0], list(stored[1:])) if stored and is_summary(stored[0]) else (None, list(stored))
+
+
+def _turn_start(messages: Sequence[BaseMessage], index: int) -> int:
+    """Move ``index`` back to the human message that starts its turn (0 if none before it)."""
+    while index > 0 and messages[index].type != "human":
+        index -= 1
+    return index
+
+
+@dataclass(frozen=True)
+class CountTrigger:
+    """Summarize when more than ``max_messages`` messages are stored (the summary not counted),
+    keeping the last ``keep_messages`` (moved back to the start of their turn)."""
+
+    max_messages: int = 6
+    keep_messages: int = 2
+
+    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
+        return len(messages) > self.max_messages
+
+    def keep_from(self, messages: Sequence[BaseMessage]) -> int:
+        if self.keep_messages <= 0:
+            return len(messages)
+        return _turn_start(messages, max(0, len(messages) - self.keep_messages))
+
+    def describe(self) -> str:
+        return f"> {self.max_messages} messages, keep last {self.keep_messages}"
+
+
+@dataclass(frozen=True)
+class TokenTrigger:
+    """Summarize when the next request (the stored history, summary included, plus
+    ``request_tokens``: the system prompt) would be over ``max_tokens``. Keeps the newest whole
+    turns within ``keep_tokens``; if the newest turn alone is over, exactly that turn."""
+
+    max_tokens: int = 200
+    keep_tokens: int = 80
+
+    def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
+        stored = ([summary] if summary is not None else []) + list(messages)
+        return count_tokens(stored) + request_tokens > self.max_tokens
+
+    def keep_from(self, messages: Sequence[BaseMessage]) -> int:
+        index = newest_fitting(messages, self.keep_tokens)
+        while index < len(messages) and messages[index].type != "human":
+            index += 1  # start on a human message: the turn cut in half is summarized
+        if index == len(messages) and messages:  # the newest turn alone is over: keep it whole
+            index = _turn_start(messages, len(messages) - 1)
+        return index
+
+    def describe(self) -> str:
+        return f"> {self.max_tokens} tokens, keep ~{self.keep_tokens} tokens"
+
+
+Trigger = CountTrigger | TokenTrigger
+
+
+def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str,
+                   max_summary_tokens: int) -> list[BaseMessage]:
+    """The two messages of a summary call: the instruction (system) and the previous summary plus
+    the new messages as LangChain's ``get_buffer_string`` writes them ("Human: ..." / "AI: ...")."""
+    text = _TEXT[language]
+    max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
+    body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
+            f"{text['new']}\n{get_buffer_string(list(messages))}\n\n{text['ask']}")
+    return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
+
+
+def cap_summary(text: str, max_tokens: int) -> str:
+    """``text`` cut to at most ``max_tokens`` tokens at a line boundary, keeping the first line (a
+    heading) and the newest lines; if not even the newest line fits with the heading, those two
+    are cut by tokens (never inside a character)."""
+    if count_text_tokens(text) <= max_tokens:
+        return text
+    lines = text.strip().splitlines()
+    head, body = lines[0], lines[1:]
+    kept: list[str] = []
+    for line in reversed(body):
+        if count_text_tokens("\n".join([head, line, *kept])) > max_tokens:
+            break
+        kept.insert(0, line)
+    return "\n".join([head, *kept]) if kept else cut_to_tokens("\n".join([head, *body[-1:]]), max_tokens)
+
+
+@dataclass
+class SummaryStep:
+    """What one summarization did (tokens as ``helpers.tokens`` counts them)."""
+
+    messages: list[BaseMessage]  # the new stored history: [summary, *kept]
+    summary: str  # the new summary text (without header)
+    folded: list[BaseMessage]  # the messages folded into it (previous summary not included)
+    kept: list[BaseMessage]
+    call_input_tokens: int  # prompt tokens of the summary call
+    call_output_tokens: int  # tokens of the summary it returned
+    capped: bool = False  # True when the summary was cut to max_summary_tokens
+    prompt: list[BaseMessage] = field(default_factory=list)  # what the summary call was sent
+
+
+def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger: Trigger,
+                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS, force: bool = False,
+                   system: BaseMessage | None = None) -> SummaryStep | None:
+    """Fold the older stored messages into the running summary if ``trigger`` fires (or ``force``).
+
+    ``model`` writes the summary (one call). ``stored``: ``[summary?, *messages]``, no system
+    prompt; not modified. ``max_summary_tokens``: the summary's cap (tokens), asked for and enforced
+    (``cap_summary``). ``system``: the system prompt the answer calls carry (a token trigger counts
+    it too). Returns ``None`` when there is nothing to fold, else a ``SummaryStep`` (``folded +
+    kept`` is the stored history without the summary). Raises ``SummarizationError`` when the model
+    call raised or returned nothing; ``stored`` is unchanged.
+    """
+    summary, messages = split_stored(stored)
+    request_tokens = count_message_tokens(system) if system is not None else 0
+    if not force and not trigger.fires(messages, summary, request_tokens):
+        return None
+    boundary = trigger.keep_from(messages)
+    folded, kept = messages[:boundary], messages[boundary:]
+    if not folded:
+        return None
+    language = language_of(" ".join(m.text for m in messages if m.type == "human"))
+    prompt = summary_prompt(summary_text(summary), folded, language, max_summary_tokens)
+    try:
+        reply = model.invoke(prompt)
+    except Exception as exc:
+        raise SummarizationError(f"The summary call failed ({type(exc).__name__}: {exc}); the history "
+                                 "was not changed.") from exc
+    if not (text := (reply.text or "").strip()):
+        raise SummarizationError("The model returned an empty summary; the history was not changed.")
+    capped_text = cap_summary(text, max_summary_tokens)
+    usage = getattr(reply, "usage_metadata", None) or {}
+    return SummaryStep(
+        messages=[summary_message(capped_text, language,
+                                  summary_covers(summary) + [m.id for m in folded if m.id]), *kept],
+        summary=capped_text, folded=folded, kept=kept,
+        call_input_tokens=usage.get("input_tokens", count_tokens(prompt)),
+        call_output_tokens=usage.get("output_tokens", count_text_tokens(text)),
+        capped=capped_text != text, prompt=prompt)
+
+
+def build_prompt(system: SystemMessage | None, stored: Sequence[BaseMessage],
+                 new_message: BaseMessage, summary_last: bool = False) -> list[BaseMessage]:
+    """``[system, summary, *recent, new_message]`` for ``stored = [summary?, *recent]``;
+    ``summary_last`` puts the summary after ``recent``, as the article did (it misleads a model:
+    old facts read as the newest thing said)."""
+    summary, recent = split_stored(stored)
+    head, middle = [system] if system is not None else [], [summary] if summary is not None else []
+    return [*head, *recent, *middle, new_message] if summary_last else [*head, *middle, *recent, new_message]
+
+
+def summarize_history(model: BaseChatModel, history, trigger: Trigger,
+                      max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS) -> SummaryStep | None:
+    """Summarize a ``helpers.history.FileHistory`` (anything with ``update(change)``) in place if
+    the trigger fires: one locked, atomic read-summarize-write. Returns the step or ``None``.
+    Raises ``SummarizationError`` (the summary call failed) or ``helpers.history.HistoryFileError``
+    (the file is damaged); either way the file is left unchanged."""
+    result: SummaryStep | None = None
+
+    def change(current: list[BaseMessage]) -> list[BaseMessage]:
+        nonlocal result
+        result = summarize_step(model, current, trigger, max_summary_tokens)
+        return result.messages if result else current
+
+    history.update(change)
+    return result
+
+
+@dataclass(frozen=True)
+class RunningSummary:
+    """A ``MemoryStrategy``: after each turn, if ``trigger`` fires, fold older messages into the
+    running summary (capped at ``max_summary_tokens`` tokens); ``summary_last`` places it after
+    the recent messages, as the article did (for comparison only)."""
+
+    trigger: Trigger
+    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
+    summary_last: bool = False
+    # the system prompt of the last request built (a token trigger counts what is sent)
+    _system: list = field(default_factory=list, init=False, repr=False, compare=False)
+    cost_note = ("when the history passes the trigger", "a running summary + recent messages")
+    embedding_calls, embedding_seconds = 0, 0.0
+
+    @property
+    def name(self) -> str:
+        return f"summary ({self.trigger.describe()}{', after recent' if self.summary_last else ''})"
+
+    def prompt(self, system, stored, new_message) -> Prompt:
+        self._system[:] = [system] if system is not None else []
+        return label(build_prompt(system, stored, new_message, self.summary_last), system, new_message)
+
+    def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+        step = summarize_step(model, stored, self.trigger, self.max_summary_tokens,
+                              system=self._system[0] if self._system else None)
+        return step.messages if step else list(stored)
+
+    def start_session(self, session_id: str, stored: Sequence[BaseMessage], date="") -> list[BaseMessage]:
+        return list(stored)
