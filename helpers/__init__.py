@@ -21,8 +21,8 @@ _EXPORTS = {
     "count_message_tokens": "tokens",
     "count_text_tokens": "tokens",
     "get_chat_model": "course.setup",
-    "get_embeddings": "embeddings",
-    "E5Embeddings": "embeddings",
+    "get_embeddings": "course.embeddings",
+    "E5Embeddings": "course.embeddings",
     "show_setup": "course.setup",
     "OfflineChatModel": "course.offline_model",
     "FileHistory": "history",
@@ -38,9 +38,9 @@ if TYPE_CHECKING:  # for editors and type checkers only
     from helpers.config import Settings, load_settings, runtime_dir  # noqa: F401
     from helpers.course.data import load_conversation  # noqa: F401
     from helpers.course.display import render_messages  # noqa: F401
+    from helpers.course.embeddings import E5Embeddings, get_embeddings  # noqa: F401
     from helpers.course.offline_model import OfflineChatModel  # noqa: F401
     from helpers.course.setup import get_chat_model, show_setup  # noqa: F401
-    from helpers.embeddings import E5Embeddings, get_embeddings  # noqa: F401
     from helpers.history import FileHistory, HistoryFileError, InvalidSessionIdError  # noqa: F401
     from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens  # noqa: F401
 

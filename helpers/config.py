@@ -1,9 +1,4 @@
-"""Configuration: which chat model, embedding model and Milvus the course uses.
-
-Variables (each documented in ``.env.example``) come from the process environment over a ``.env``
-file at the project root (python-dotenv; the environment wins). With no key everything runs offline:
-the stand-in chat model, multilingual-e5-small embeddings and Milvus Lite (``course.db``).
-"""
+"""Configuration: which chat model, embeddings and Milvus the course uses (variables: ``.env.example``)."""
 
 from __future__ import annotations
 
@@ -36,18 +31,15 @@ def runtime_dir() -> Path:
 
 
 def milvus_kind(uri: str) -> str:
-    """``"server"``, or ``"cloud"`` (host contains ``zilliz``), for a network URI (``http://``,
-    ``https://``, ``tcp://``, ``grpc://``, ``unix:``); else ``"lite"`` (a Milvus Lite path)."""
+    """``"cloud"`` (a zilliz host) or ``"server"`` for a network URI, else ``"lite"`` (a Milvus Lite path)."""
     network = uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
     return ("cloud" if "zilliz" in uri else "server") if network else "lite"
 
 
 def short_path(path: str) -> str:
     """``path`` relative to the project root when it is inside it, else unchanged."""
-    try:
-        return str(Path(path).resolve().relative_to(project_root()))
-    except ValueError:
-        return path
+    resolved, root = Path(path).resolve(), project_root()
+    return str(resolved.relative_to(root)) if resolved.is_relative_to(root) else path
 
 
 @dataclass(frozen=True)
@@ -66,74 +58,53 @@ class Settings:
     milvus_token: str | None = field(default=None, repr=False)
     notes: tuple[str, ...] = ()
     milvus_uri_is_default: bool = False  # no MILVUS_URI: a lesson may use a Lite folder beside it
-
-    @property
-    def milvus_kind(self) -> str:
-        """``"lite"``, ``"cloud"`` or ``"server"``: ``milvus_kind(self.milvus_uri)``."""
-        return milvus_kind(self.milvus_uri)
+    milvus_kind = property(lambda self: milvus_kind(self.milvus_uri), doc="``milvus_kind(milvus_uri)``.")
 
     def describe(self) -> str:
         """One line naming the active chat model, embeddings and database."""
         chat = ("offline stand-in (not a language model)" if self.chat_provider == OFFLINE
                 else f"{self.chat_model} at {self.chat_base_url or 'OpenAI'}")
-        emb = (f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d, multilingual)"
-               if self.embedding_provider == OFFLINE
-               else f"{self.embedding_model} at {self.embedding_base_url or 'OpenAI'}")
+        emb = (f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d, multilingual)" if self.embedding_provider
+               == OFFLINE else f"{self.embedding_model} at {self.embedding_base_url or 'OpenAI'}")
         db = (f"Milvus Lite at {short_path(self.milvus_uri)}" if self.milvus_kind == "lite"
               else f"Milvus {self.milvus_kind} at {self.milvus_uri}")
         return f"Chat: {chat} | Embeddings: {emb} | Database: {db}"
-
-
-def _clean(value: str | None) -> str | None:
-    return (value or "").strip() or None
 
 
 def read_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """A new dict: ``.env`` values overlaid by ``environ`` (default ``os.environ``), whose
     ``COURSE_DOTENV`` picks the file (default ``<project root>/.env``; ``none``: no file)."""
     environ = dict(os.environ if environ is None else environ)
-    choice = environ.get("COURSE_DOTENV")
-    if choice and choice.lower() == "none":
+    choice = environ.get("COURSE_DOTENV") or str(project_root() / ".env")
+    if choice.lower() == "none" or not Path(choice).is_file():
         return environ
-    path = Path(choice) if choice else project_root() / ".env"
-    values = {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
-    return {**values, **environ}
+    return {**{k: v for k, v in dotenv_values(choice).items() if v is not None}, **environ}
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Which chat model, embeddings and Milvus to use, from ``environ`` (default ``read_environment()``).
     No usable key: the offline models, each fallback explained in ``notes``; never raises for it."""
     env = read_environment() if environ is None else dict(environ)
-    notes: list[str] = []
-    offline = (env.get("COURSE_OFFLINE") or "").strip().lower() in {"1", "true", "yes"}
-    key = _clean(env.get("OPENAI_API_KEY"))
-    if key is not None and key.lower() in _PLACEHOLDER_KEYS:
-        notes.append("OPENAI_API_KEY still holds the placeholder from .env.example: ignored.")
-        key = None
-    if offline:
-        notes.append("COURSE_OFFLINE=1: using the offline models.")
-    elif not key:
-        notes.append("No OPENAI_API_KEY: using the offline stand-in chat model.")
-    chat_on = bool(key) and not offline
-    if chat_on and not _clean(env.get("CHAT_MODEL")):
-        notes.append(f"CHAT_MODEL is not set: using {DEFAULT_CHAT_MODEL}.")
-    chat_model = (_clean(env.get("CHAT_MODEL")) or DEFAULT_CHAT_MODEL) if chat_on else OFFLINE_CHAT_MODEL
-    emb_model = _clean(env.get("EMBEDDING_MODEL"))
-    emb_key = _clean(env.get("EMBEDDING_API_KEY")) or key
-    emb_url = _clean(env.get("EMBEDDING_BASE_URL")) or _clean(env.get("OPENAI_BASE_URL"))
-    emb_on = bool(emb_model and emb_key) and not offline
-    if not emb_on:
-        if emb_model and not offline:
-            notes.append(f"EMBEDDING_MODEL={emb_model} but no key: using offline embeddings.")
-        emb_model, emb_url, emb_key = OFFLINE_EMBEDDING_MODEL, None, None
-    milvus_uri = _clean(env.get("MILVUS_URI"))
-    if uri_is_default := milvus_uri is None:
-        root = Path(env["COURSE_RUNTIME_DIR"]) if env.get("COURSE_RUNTIME_DIR") else runtime_dir()
-        milvus_uri = str(root / "milvus" / "course.db")
-    return Settings(
-        chat_provider=OPENAI_COMPATIBLE if chat_on else OFFLINE, chat_model=chat_model,
-        chat_base_url=_clean(env.get("OPENAI_BASE_URL")) if chat_on else None,
-        chat_api_key=key if chat_on else None, embedding_provider=OPENAI_COMPATIBLE if emb_on else OFFLINE,
-        embedding_model=emb_model, embedding_base_url=emb_url, embedding_api_key=emb_key,
-        milvus_uri=milvus_uri, milvus_token=_clean(env.get("MILVUS_TOKEN")), notes=tuple(notes),
-        milvus_uri_is_default=uri_is_default)
+    def get(name: str) -> str | None:  # unset, empty and blank all mean None
+        return (env.get(name) or "").strip() or None
+    offline, key = (get("COURSE_OFFLINE") or "").lower() in {"1", "true", "yes"}, get("OPENAI_API_KEY")
+    placeholder = bool(key) and key.lower() in _PLACEHOLDER_KEYS
+    key = None if offline or placeholder else key  # from here on, a key means the chat model is on
+    chat_model, emb_model = get("CHAT_MODEL"), None if offline else get("EMBEDDING_MODEL")
+    emb_key = get("EMBEDDING_API_KEY") or key
+    notes = tuple(note for note, applies in (
+        ("OPENAI_API_KEY still holds the placeholder from .env.example: ignored.", placeholder),
+        ("COURSE_OFFLINE=1: using the offline models.", offline),
+        ("No OPENAI_API_KEY: using the offline stand-in chat model.", not offline and not key),
+        (f"CHAT_MODEL is not set: using {DEFAULT_CHAT_MODEL}.", key and not chat_model),
+        (f"EMBEDDING_MODEL={emb_model} but no key: using offline embeddings.", emb_model and not emb_key),
+    ) if applies)
+    emb_model, emb_key = (emb_model, emb_key) if emb_model and emb_key else (None, None)  # both, or off
+    uri_is_default, home = get("MILVUS_URI") is None, env.get("COURSE_RUNTIME_DIR")
+    milvus_uri = get("MILVUS_URI") or str((Path(home) if home else runtime_dir()) / "milvus" / "course.db")
+    chat = ((OPENAI_COMPATIBLE, chat_model or DEFAULT_CHAT_MODEL, get("OPENAI_BASE_URL")) if key
+            else (OFFLINE, OFFLINE_CHAT_MODEL, None))  # provider, model, base URL
+    emb = ((OPENAI_COMPATIBLE, emb_model, get("EMBEDDING_BASE_URL") or get("OPENAI_BASE_URL")) if emb_model
+           else (OFFLINE, OFFLINE_EMBEDDING_MODEL, None))
+    return Settings(*chat, *emb, milvus_uri, chat_api_key=key, embedding_api_key=emb_key,
+                    milvus_token=get("MILVUS_TOKEN"), notes=notes, milvus_uri_is_default=uri_is_default)

@@ -1,18 +1,16 @@
 """Measuring memory (lesson 08): replay a long conversation through a strategy, score the probes.
 
-A probe is a question whose answer is in earlier turns (its evidence). ``evidence_reached``: every
-evidence turn is in the prompt, found by message id in the prompt's typed parts (verbatim,
-retrieved, or folded into the summary with the answer's words still there); words that appear only
-in some other message count for nothing. This measures memory, not the model. **Evidence recall**
-= probes whose evidence reached the model / answerable probes. ``answer_correct``: the reply holds
-the expected words. A probe with no evidence is unanswerable: its right answer is "I don't know".
+A probe is a question whose answer is in earlier turns (its evidence). **Evidence recall** = probes
+whose evidence reached the prompt (``evidence_reached``) / answerable probes: it measures memory, not
+the model. ``answer_correct``: the reply holds the expected words. A probe with no evidence is
+unanswerable: its right answer is "I don't know".
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -25,7 +23,6 @@ from helpers.memory import (
     VERBATIM,
     MemoryStrategy,
     Prompt,
-    PromptPart,
     Turn,
     TurnRecord,
     message_id,
@@ -35,14 +32,9 @@ from helpers.memory import (
 
 
 def load_long_conversation(path: str | Path | None = None) -> dict:
-    """A long evaluation conversation (format: ``data/README.md``).
-
-    Args:
-        path: a JSON file; default ``data/evaluation/long_conversation.json``.
-
-    Raises:
-        FileNotFoundError: no such file. ValueError: a file without turns, probes, system, user_id.
-    """
+    """The long evaluation conversation in the JSON file ``path`` (default
+    ``data/evaluation/long_conversation.json``; format: ``data/README.md``). Raises FileNotFoundError
+    (no such file) or ValueError (a file without turns, probes, system or user_id)."""
     path = Path(path) if path else project_root() / "data" / "evaluation" / "long_conversation.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     for key in ("turns", "probes", "system", "user_id"):
@@ -57,12 +49,10 @@ def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
     turns without one (the probes) are answered by the model. Session dates go with each turn."""
     out: list[Turn] = []
     for t in turns:
-        if t.get("speaker") == "assistant":
-            if out and out[-1].reply is None:
-                last = out[-1]
-                out[-1] = Turn(last.text, last.session_id, last.turn_id, last.date, t["text"])
-            continue
-        out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
+        if t.get("speaker") != "assistant":
+            out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
+        elif out and out[-1].reply is None:
+            out[-1] = replace(out[-1], reply=t["text"])
     return out
 
 
@@ -73,30 +63,24 @@ def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
     ids: dict[str, str] = {}
     number, reply_open = 0, False
     for t in turns:
-        if t.get("speaker") == "assistant":
-            if number and reply_open:
-                ids[t["id"]], reply_open = message_id(number, "reply"), False
-            continue
-        number += 1
-        ids[t["id"]], reply_open = message_id(number, "user"), True
+        if t.get("speaker") != "assistant":
+            number += 1
+            ids[t["id"]], reply_open = message_id(number, "user"), True
+        elif reply_open:
+            ids[t["id"]], reply_open = message_id(number, "reply"), False
     return ids
 
 
 def evidence_reached(prompt: Prompt, probe: dict,
                      evidence_ids: dict[str, str] | None = None) -> tuple[bool, str | None]:
-    """Did the turns that answer ``probe`` reach the model, and how?
-
-    Args:
-        prompt: the ``Prompt`` the answer call was sent.
-        probe: ``evidence`` (data turn ids) and ``expects`` (the answer's words).
-        evidence_ids: data turn id -> message id (``replay_message_ids``). ``None``: the word-only
-            measure, for prompts whose parts name no sources (every expected word anywhere in
-            the verbatim, summary or retrieved text).
-
-    Returns:
-        ``(reached, how)``, ``how`` one of ``"verbatim"``, ``"summary"``, ``"retrieved"``,
-        ``"mixed"`` (spread over several kinds of parts), or ``None`` when not reached.
-    """
+    """Did the turns that answer ``probe`` (``evidence``: data turn ids; ``expects``: the answer's
+    words) reach the model in ``prompt``, and how? Each evidence turn must be a source of a verbatim,
+    retrieved or summary part (by message id: ``evidence_ids``, from ``replay_message_ids``), and
+    when one came only through the summary, the answer's words must be in those parts; words found
+    in some other message count for nothing. ``evidence_ids=None``: the word-only measure, for parts
+    naming no sources (every expected word anywhere in the verbatim, summary or retrieved text).
+    Returns ``(reached, how)``: ``how`` is ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"``
+    (several kinds of parts), or ``None`` when not reached."""
     words = [word.lower() for word in probe["expects"]]
     if evidence_ids is None:
         texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
@@ -105,18 +89,13 @@ def evidence_reached(prompt: Prompt, probe: dict,
             return False, None
         return True, next((how for how in (VERBATIM, SUMMARY, RETRIEVED)
                            if all(word in texts[how] for word in words)), "mixed")
-    covering: dict[str, list[PromptPart]] = {}
-    for kind in (VERBATIM, RETRIEVED, SUMMARY):
-        for piece in prompt.of_kind(kind):
-            for source in piece.sources:
-                covering.setdefault(source, []).append(piece)
     needed = [evidence_ids.get(turn_id) for turn_id in probe["evidence"]]
-    if not needed or any(m is None or m not in covering for m in needed):
+    carriers = [p for kind in (VERBATIM, RETRIEVED, SUMMARY) for p in prompt.of_kind(kind)
+                if any(m in p.sources for m in needed)]
+    if not needed or not all(any(m in p.sources for p in carriers) for m in needed):
         return False, None
-    carriers = {id(p): p for m in needed for p in covering[m]}.values()
-    direct = {m for m in needed if any(p.kind != SUMMARY for p in covering[m])}
-    if len(direct) < len(needed):  # some evidence only through the summary: its facts must be there
-        text = "\n".join(p.text for p in carriers).lower()
+    if not all(any(m in p.sources and p.kind != SUMMARY for p in carriers) for m in needed):
+        text = "\n".join(p.text for p in carriers).lower()  # via the summary only: its words too?
         if not all(word in text for word in words):
             return False, None
     kinds = {p.kind for p in carriers}
@@ -208,23 +187,17 @@ def runs_to_json(runs: dict[str, list[ScoredTurn]]) -> dict:
 
 
 def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dict[str, dict]:
-    """Evidence recall per probe category, per strategy.
-
+    """Evidence recall per probe category, per strategy: ``{strategy: {category: recall}}``, 3 places.
     ``turns``: ``runs_to_json(runs)``; a probe without ``category`` counts as ``single-hop``
-    (``updated-fact`` when ``changed``). Returns ``{strategy: {category: recall}}``, 3 places.
-    """
-    category = {p["turn_id"]: p.get("category") or ("updated-fact" if p.get("changed")
-                                                     else "single-hop")
+    (``updated-fact`` when ``changed``)."""
+    category = {p["turn_id"]: p.get("category") or ("updated-fact" if p.get("changed") else "single-hop")
                 for p in conversation["probes"]}
     out = {}
     for name, rows in turns.items():
-        counts: dict[str, list[int]] = {}
-        for row in rows:
-            if row["probe"]:
-                c = counts.setdefault(category[row["turn_id"]], [0, 0])
-                c[0] += bool(row["evidence_reached"])
-                c[1] += 1
-        out[name] = {k: round(v[0] / v[1], 3) for k, v in sorted(counts.items())}
+        reached: dict[str, list[bool]] = {}
+        for row in (row for row in rows if row["probe"]):
+            reached.setdefault(category[row["turn_id"]], []).append(bool(row["evidence_reached"]))
+        out[name] = {k: round(sum(v) / len(v), 3) for k, v in sorted(reached.items())}
     return out
 
 

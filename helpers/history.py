@@ -1,17 +1,12 @@
 """A chat history kept as one readable JSON file per session, safe against crashes and races.
 
-``FileHistory(session_id, directory)`` stores ``<directory>/<session_id>.json``: ``{"format":
-"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, the messages
-in LangChain's own ``messages_to_dict`` form. Unlike ``FileChatMessageHistory`` (langchain_community):
-
-* text: always UTF-8, one message per line, Hangul as-is (not ``\\uXXXX`` escapes);
-* crashes: every write goes to a temporary file, is flushed, then swapped in with ``os.replace``;
-* races: a per-session lock file (``filelock``) is held around every read-modify-write;
-* names: the session id is checked (``validate_session_id``), so ``../../etc/x`` cannot escape;
-* bad files: raise ``HistoryFileError`` naming the file and reason; nothing ever overwrites them.
-
-The lock is advisory (only ``FileHistory`` users honour it) and assumes a local disk.
-"""
+``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (``{"format":
+"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, messages as in
+LangChain's ``messages_to_dict``, UTF-8, one per line, Hangul as-is). Unlike ``FileChatMessageHistory``, a
+damaged file gets a clear error and loses nothing: a per-session lock around each read-modify-write, so no
+writer loses another's messages (advisory: only ``FileHistory`` honours it; local disks); each write
+fsync'd to a temporary file, then ``os.replace``-d in, so a crash leaves the old file or the new, never
+half; a damaged file raises ``HistoryFileError`` instead of reading as empty, so no write saves over it."""
 
 from __future__ import annotations
 
@@ -31,7 +26,6 @@ from helpers.config import runtime_dir
 
 FORMAT, VERSION = "llm-memory-course/history", 1
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-# Names Windows refuses as file names, with or without an extension.
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 _ALLOWED = ("1-128 characters: ASCII letters, digits, '_', '.', '-'; starting with a letter or digit, "
             "not ending with '.', no '..', not a reserved device name such as 'con' or 'nul'")
@@ -42,19 +36,16 @@ class InvalidSessionIdError(ValueError):
 
 
 class HistoryFileError(ValueError):
-    """A history file that cannot be read (not UTF-8, not JSON, not the expected structure); the
-    message names the file and the reason. The file is left exactly as it was."""
+    """A history file that cannot be read; the message names the file and why (it is left untouched)."""
 
 
 def validate_session_id(session_id: str) -> str:
-    """Return ``session_id`` unchanged if it is safe as a file name: 1-128 ASCII letters, digits,
-    ``_``, ``.``, ``-``; starting with a letter or digit, not ending with ``.``, no ``..``, not a
-    name Windows reserves (``con``, ``nul``, ``com1`` ...). Ids are case-sensitive, but macOS and
-    Windows treat ids differing only by case as one file. Anything else (``"../x"``, ``"a/b"``,
-    ``""``, NUL bytes, spaces, a non-str) raises ``InvalidSessionIdError`` (a ``ValueError``)."""
+    """Return ``session_id`` unchanged if it is safe as a file name (rules: ``_ALLOWED``), so ``../x``
+    cannot escape the folder nor ``con`` name a Windows device; else raise ``InvalidSessionIdError``
+    (a non-str too). Ids are case-sensitive, but macOS and Windows see ids differing in case as one file."""
     if not isinstance(session_id, str):
-        kind = type(session_id).__name__
-        raise InvalidSessionIdError(f"session id must be a str, got {kind}: {session_id!r}")
+        raise InvalidSessionIdError(f"session id must be a str, got {type(session_id).__name__}: "
+                                    f"{session_id!r}")
     if (not SESSION_ID_PATTERN.fullmatch(session_id) or ".." in session_id or session_id.endswith(".")
             or session_id.split(".")[0].lower() in _RESERVED):
         raise InvalidSessionIdError(f"invalid session id {session_id!r}; allowed: {_ALLOWED}")
@@ -70,24 +61,19 @@ def list_sessions(directory: str | Path | None = None) -> list[str]:
     """Sorted session ids with a history file in ``directory`` (default ``default_directory()``);
     ``[]`` if the folder does not exist. Files are not opened, so a damaged one is still listed."""
     folder = Path(directory) if directory is not None else default_directory()
-    if not folder.is_dir():
-        return []
     ids = []
-    for path in folder.glob("*.json"):
-        try:
+    for path in folder.glob("*.json") if folder.is_dir() else ():
+        with contextlib.suppress(InvalidSessionIdError):  # not ours (temp files start with '.')
             ids.append(validate_session_id(path.name[: -len(".json")]))
-        except InvalidSessionIdError:
-            continue  # not ours (temp files start with '.')
     return sorted(ids)
 
 
 class FileHistory(BaseChatMessageHistory):
-    """One conversation in ``<directory>/<session_id>.json``. Every read goes to disk (another
-    instance or process sees the same messages); every write holds the session's lock and
-    replaces the whole file atomically. ``session_id`` is checked (``InvalidSessionIdError``,
-    nothing created); ``directory`` defaults to ``default_directory()``, is created if missing
-    (``NotADirectoryError`` if it is a file); ``lock_timeout``: seconds to wait for another
-    writer's lock before ``filelock.Timeout`` (a ``TimeoutError``)."""
+    """One conversation in ``<directory>/<session_id>.json``, read from disk every time (another
+    instance or process sees the same messages). ``session_id``: checked (``InvalidSessionIdError``,
+    nothing created); ``directory``: default ``default_directory()``, created if missing
+    (``NotADirectoryError`` if a file); ``lock_timeout``: seconds to wait for another writer's lock
+    before ``filelock.Timeout`` (a ``TimeoutError``)."""
 
     def __init__(self, session_id: str, directory: str | Path | None = None, *,
                  lock_timeout: float = 30.0) -> None:
@@ -97,21 +83,13 @@ class FileHistory(BaseChatMessageHistory):
             raise NotADirectoryError(f"history directory {str(self._directory)!r} is a file")
         self._directory.mkdir(parents=True, exist_ok=True)
         self._path = self._directory / f"{self._session_id}.json"
-        self._lock = self._directory / f"{self._session_id}.json.lock"
-        self._lock_timeout = lock_timeout
+        self._lock, self._lock_timeout = self._directory / f"{self._session_id}.json.lock", lock_timeout
 
     def __repr__(self) -> str:
         return f"FileHistory(session_id={self._session_id!r}, path={str(self._path)!r})"
 
-    @property
-    def session_id(self) -> str:
-        """The session id (a validated file-name stem)."""
-        return self._session_id
-
-    @property
-    def path(self) -> Path:
-        """The JSON file of this session (missing means an empty history)."""
-        return self._path
+    session_id = property(lambda self: self._session_id, doc="The session id (a validated file-name stem).")
+    path = property(lambda self: self._path, doc="The JSON file of this session (missing: an empty history).")
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
@@ -120,28 +98,24 @@ class FileHistory(BaseChatMessageHistory):
             return self._read()
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` (a sequence of ``BaseMessage``) in one locked read-modify-write
-        (several per call is cheaper: each call rewrites the file). Raises ``TypeError`` for a
-        non-message (nothing written), ``HistoryFileError`` for a damaged file (left untouched)."""
+        """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several
+        at once). ``TypeError``: a non-message, nothing written; ``HistoryFileError``: damaged, untouched."""
         new = _check_messages(messages)
         with self._locked():
             self._write(self._read() + new)
 
     def replace(self, messages: Sequence[BaseMessage]) -> None:
-        """Swap the whole history for ``messages`` (a sequence of ``BaseMessage``, may be empty) in
-        one atomic write; errors as ``add_messages``. ``h.replace(f(h.messages))`` is two locked
-        steps (an append in between is lost): ``update(f)`` is one."""
+        """Swap the history for ``messages`` (may be empty) in one atomic write; errors as ``add_messages``.
+        ``h.replace(f(h.messages))`` locks twice (an append in between is lost); ``update(f)`` once."""
         new = _check_messages(messages)
         with self._locked():
             self._read()  # refuse to overwrite a damaged file
             self._write(new)
 
     def update(self, change: Callable[[list[BaseMessage]], Sequence[BaseMessage]]) -> list[BaseMessage]:
-        """Read, change and write the history under one lock; return the new list as written.
-        ``change`` gets the current messages (oldest first) and returns the complete new list; if
-        it raises, nothing is written (a failed summary call leaves the history as it was).
-        Raises ``HistoryFileError`` (damaged file, left untouched) or ``TypeError`` (``change``
-        returned something that is not a sequence of messages)."""
+        """Read, change and write the history under one lock; return the new list as written. ``change``
+        gets the messages (oldest first) and returns the complete new list; if it raises, nothing is
+        written (a failed summary call leaves the history as it was). Errors as ``add_messages``."""
         with self._locked():
             new = _check_messages(change(self._read()))
             self._write(new)
@@ -184,25 +158,21 @@ class FileHistory(BaseChatMessageHistory):
 
     def _write(self, messages: list[BaseMessage]) -> None:
         data = _dump(self._session_id, messages).encode("utf-8")
-        self._remove_stale_temp_files()
-        tmp = self._directory / f".{self._path.name}.{secrets.token_hex(8)}.tmp"
+        name = self._path.name
+        for old in self._directory.glob(f".{name}.*.tmp"):  # left by a writer killed mid-write;
+            if re.fullmatch(rf"\.{re.escape(name)}\.[0-9a-f]{{16}}\.tmp", old.name):  # we hold the lock
+                old.unlink(missing_ok=True)
+        tmp = self._directory / f".{name}.{secrets.token_hex(8)}.tmp"
         try:
             with open(tmp, "xb") as file:
                 file.write(data)
                 file.flush()
-                os.fsync(file.fileno())
+                os.fsync(file.fileno())  # on disk before it becomes the history
             os.replace(tmp, self._path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         _fsync_directory(self._directory)
-
-    def _remove_stale_temp_files(self) -> None:
-        # Only a writer killed mid-write leaves one; we hold the lock, so none is in use.
-        pattern = re.compile(rf"\.{re.escape(self._path.name)}\.[0-9a-f]{{16}}\.tmp")
-        for path in self._directory.glob(f".{self._path.name}.*.tmp"):
-            if pattern.fullmatch(path.name):
-                path.unlink(missing_ok=True)
 
     def _error(self, reason: str) -> HistoryFileError:
         return HistoryFileError(f"history file {str(self._path)!r} is damaged: {reason}. It was left "
@@ -210,13 +180,11 @@ class FileHistory(BaseChatMessageHistory):
 
 
 def _dump(session_id: str, messages: list[BaseMessage]) -> str:
-    """The file's text: JSON with one message per line (readable, and faster than an indented
-    ``json.dumps``, which runs in pure Python)."""
+    """The file's text: JSON with one message per line (readable, and faster than ``indent=``)."""
     items = ",\n".join(f"    {json.dumps(d, ensure_ascii=False)}" for d in messages_to_dict(messages))
-    head = {"format": FORMAT, "version": VERSION, "session_id": session_id}
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
-    body = f'  "messages": [\n{items}\n  ]' if items else '  "messages": []'
-    return "{\n" + "\n".join(lines) + "\n" + body + "\n}\n"
+    body = f"\n{items}\n  " if items else ""  # the session id is checked: nothing to escape in it
+    return (f'{{\n  "format": "{FORMAT}",\n  "version": {VERSION},\n  "session_id": "{session_id}",\n'
+            f'  "messages": [{body}]\n}}\n')
 
 
 def _check_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -228,11 +196,10 @@ def _check_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 def _fsync_directory(directory: Path) -> None:
     """Make the rename itself durable (POSIX only; Windows cannot open folders this way)."""
-    if os.name != "posix":
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

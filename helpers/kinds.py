@@ -1,10 +1,8 @@
 """Kinds of stored turns: which turns state something worth retrieving, by rules (no model).
 
-``classify_turn`` gives each stored turn its ``kind`` (statement, question, request, chat,
-reply, dont_know; ``is_echo`` marks an answer that only repeats its memories as echo), so a
-search can filter in Milvus (``SEARCHED_KINDS``) instead of re-ranking. ``language_of`` and
-``normalized`` are the one language rule and the one de-duplication key of the course.
-"""
+``classify_turn`` gives each stored turn its ``kind`` (``is_echo`` marks an answer that only repeats
+its memories), so a search can filter in Milvus (``SEARCHED_KINDS``) instead of re-ranking.
+``language_of`` and ``normalized`` are the one language rule and the one de-duplication key of the course."""
 
 from __future__ import annotations
 
@@ -112,23 +110,15 @@ class OtherSpeaker:
 
 
 def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
-    """The ``kind`` to store a turn with.
+    """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str);
+    ``speaker``: ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the
+    assistant's side is a person (``OtherSpeaker.is_person``), so it is classified like the user.
 
-    Args:
-        text: the turn's text. speaker: ``"user"`` or ``"assistant"`` (anything else: the user).
-        person: the assistant's side is a person (``OtherSpeaker.is_person``): classified like
-            the user.
-
-    Returns:
-        ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence
-        with content asks: the others hold fewer than ``STATEMENT_WORDS`` content words);
-        ``"request"`` (the user's turn starts like an instruction or ends like a Korean request);
-        ``"reply"`` (the assistant's turn that does not speak of itself); ``"chat"`` (no content
-        word); else ``"statement"``.
-
-    Raises:
-        TypeError: ``text`` is not a str.
-    """
+    Returns ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence
+    with content asks: the others hold fewer than ``STATEMENT_WORDS`` content words);
+    ``"request"`` (the user's turn starts like an instruction or ends like a Korean request);
+    ``"reply"`` (the assistant's turn that does not speak of itself); ``"chat"`` (no content
+    word); else ``"statement"``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     stripped = text.strip()

@@ -1,16 +1,13 @@
-"""Layered memory (lesson 07): a recent window, a running summary and retrieval in one prompt.
-
-The strategies of lessons 04-06 are layers, not rivals, each with its own token budget::
+"""Layered memory (lesson 07): lessons 04-06 as layers of one prompt, each with its own token budget::
 
     [system prompt,
      running summary of this session      <- max_summary_tokens  (summary.py)
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Each message is its own Milvus row with its kind (kinds.py), speaker and session date. LangChain
-has each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever) but no memory
-that combines them with a budget per section.
-"""
+Each message is its own Milvus row with its kind (kinds.py), speaker and session date. LangChain has
+each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever) but no memory that
+combines them with a budget per section."""
 
 from __future__ import annotations
 
@@ -54,10 +51,9 @@ class LayeredTurn:
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    round_number: int, user: BaseMessage, reply: BaseMessage, *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None) -> list[str]:
-    """Store a turn as a row per message (rounds ``2r - 1`` and ``2r``, so neighbours are the
-    messages around a row), each with its kind (``"echo"`` for a reply that only repeats
-    ``supplied``), speaker and ``date``; one embedding call for both. ``other`` counts the reply
-    side's turns: once it looks like a person, they are classified like the user's."""
+    """Store a turn as a row per message (rounds ``2r - 1`` and ``2r``: neighbours are the messages around a
+    row), each with its kind (``"echo"``: a reply only repeating ``supplied``), speaker and ``date``, in one
+    embedding call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
     texts = [user.text, reply.text]
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
     vectors = store.embed(texts) if one_chunk else [None, None]
@@ -66,8 +62,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
         if speaker == "assistant" and other is not None:
             other.add(message.text)
         kind = classify_turn(message.text, speaker, other is not None and other.is_person)
-        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text,
-                                                                                supplied):
+        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
             kind = "echo"
         number = 2 * round_number - 1 + offset
         ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
@@ -86,12 +81,12 @@ class LayeredMemory:
         summarize_over: fold the stored recent messages into the summary when they pass this many
             tokens, keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer,
             larger summary calls, since each call re-sends the summary and its instructions).
-        retrieval_tokens: budget of the retrieved section when the new message is a question or a
-            request (``kinds.classify_turn``); hits that do not fit are skipped.
-        retrieval_share: the budget grows to this share of the tokens written to Milvus so far
-            (at most ``MAX_RETRIEVAL_TOKENS``): a longer history has more to find. ``0``: fixed.
-        statement_retrieval_tokens: the budget when the new message states something (default 0:
-            a statement is answered from the window and the summary).
+        retrieval_tokens: budget of the retrieved section (tokens) for a question or request; hits
+            that do not fit are skipped. ``retrieval_budget`` gives the rule.
+        retrieval_share: that budget grows to this share of the tokens written to Milvus so far (a
+            longer history has more to find; ``0``: fixed).
+        statement_retrieval_tokens: the budget for a statement (tokens; default 0: a statement is
+            answered from the window and the summary).
         neighbours_of: the top this-many hits each bring their speaker's nearest statement before
             and after (a fact told over two messages).
         session_date: the first session's ISO date (``start_session`` sets later ones).
@@ -115,17 +110,15 @@ class LayeredMemory:
             raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
-        self.store = store
+        self.store, self.session_date = store, session_date
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.session_date = session_date
         self.stored_tokens = 0  # tokens of the messages written to Milvus so far
-        self.other_speaker = OtherSpeaker()
-        self.round = 1
+        self.other_speaker, self.round = OtherSpeaker(), 1
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
         self._written = WrittenTurns()
@@ -156,11 +149,8 @@ class LayeredMemory:
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
                new_message: HumanMessage) -> Prompt:
-        """``[system, summary?, retrieved?, *window]`` for this turn.
-
-        Raises:
-            WindowBudgetError: the new message alone is over ``window_tokens``.
-        """
+        """``[system, summary?, retrieved?, *window]`` for this turn (``WindowBudgetError`` if the new
+        message alone is over ``window_tokens``)."""
         summary, recent = split_stored(stored)
         try:
             window = token_window([*recent, new_message], self.window_tokens)
@@ -171,16 +161,12 @@ class LayeredMemory:
                 f"{exc.required_tokens}, or send a shorter message. Nothing was stored.") from exc
         turn = self._turn = LayeredTurn(round=self.round)
         turn.window_section_tokens = sum(count_message_tokens(m) for m in window)
-        sections: list[BaseMessage] = [system]
-        if summary is not None:
-            sections.append(summary)
-            turn.summary_section_tokens = count_message_tokens(summary)
+        turn.summary_section_tokens = count_message_tokens(summary) if summary is not None else 0
         retrieved = self._retrieve(new_message.text, window)
-        if retrieved is not None:
-            sections.append(retrieved)
-            turn.retrieved_section_tokens = count_message_tokens(retrieved)
-        turn.supplied = "\n".join(m.text for m in sections[1:])
-        return label([*sections, *window], system, new_message)
+        turn.retrieved_section_tokens = count_message_tokens(retrieved) if retrieved is not None else 0
+        sections = [m for m in (summary, retrieved) if m is not None]
+        turn.supplied = "\n".join(m.text for m in sections)
+        return label([system, *sections, *window], system, new_message)
 
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
         budget = self.retrieval_budget(question)
@@ -195,18 +181,13 @@ class LayeredMemory:
                                  skip=lambda hit: normalized(hit.content) in in_window)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
-        if not text:
-            return None
-        return SystemMessage(text, id=RETRIEVED_ID,
-                             additional_kwargs={COVERS_KEY: list(self._written.sources(hits))})
+        covers = {COVERS_KEY: list(self._written.sources(hits))}
+        return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the turn's two messages to Milvus and fold old messages into the running summary
-        when the stored ones pass ``summarize_over``; return ``[summary?, *recent]``.
-
-        Raises:
-            helpers.summary.SummarizationError: the summary call failed; nothing was replaced.
-        """
+        when the stored ones pass ``summarize_over``; return ``[summary?, *recent]``. Raises
+        ``helpers.summary.SummarizationError`` if the summary call failed (nothing was replaced)."""
         turn = self._turn or LayeredTurn(round=self.round)
         user, reply = stored[-2], stored[-1]
         calls = self.store.embedding_calls
@@ -220,6 +201,5 @@ class LayeredMemory:
             stored = step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
-        self._turn = None
-        self.round += 1
+        self._turn, self.round = None, self.round + 1
         return list(stored)

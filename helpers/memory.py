@@ -1,6 +1,5 @@
-"""The contract of every memory strategy, the ``Prompt`` it returns (typed parts, from which the
-marks kept / dropped / summarized / retrieved come), and ``replay``: the one loop that runs any
-strategy over a conversation and records each turn (``TurnRecord``)::
+"""The contract of every memory strategy, the ``Prompt`` it returns (typed parts: the marks come from
+them), and ``replay``: the one loop that runs any strategy and records each turn (``TurnRecord``)::
 
     prompt = strategy.prompt(system, stored, new_message)   # what the model is sent
     reply = model.invoke(prompt)                            # the answer (the loop makes this call)

@@ -2,8 +2,8 @@
 
 ``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date) and finds, lists,
 counts and deletes one user's rows (``user_id`` is the partition key and every filter names it). Why the
-settings: docs/design-notes.md, "Milvus settings". Sources: the article's collection (VARCHAR(5000),
-IVF_FLAT + COSINE); Milvus "Boolean expression rules", milvus-io/milvus-docs#2525."""
+settings: docs/design-notes.md, "Milvus settings". Source: the article's collection (VARCHAR(5000),
+IVF_FLAT + COSINE). Ids, filter values and byte limits are made safe in ``helpers.safe``."""
 
 import contextlib
 import threading
@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from helpers.history import InvalidSessionIdError, validate_session_id
+from helpers.safe import CONTENT_MAX_BYTES, eq_filter, in_filter, split_utf8, utf8_len, validate_id
 
 DEFAULT_COLLECTION = "conversation_memory"
-CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
@@ -25,7 +24,6 @@ FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "roun
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None}
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 class MilvusStoreError(RuntimeError):
@@ -38,65 +36,6 @@ class DimensionMismatchError(MilvusStoreError, ValueError):
 
 class StoreClosedError(MilvusStoreError):
     """The store was closed (``close()``) or its collection dropped (``drop()``)."""
-
-
-class InvalidIdError(InvalidSessionIdError):
-    """A user or session id that ``validate_id`` refuses (a ``ValueError``)."""
-
-
-def validate_id(value: str, what: str = "user id") -> str:
-    """``value`` if ``history.validate_session_id`` allows it (a safe file name and filter value)."""
-    try:
-        return validate_session_id(value)
-    except InvalidSessionIdError as exc:
-        raise InvalidIdError(str(exc).replace("session id", what, 1)) from None
-
-
-def filter_literal(value: str) -> str:
-    """``value`` quoted as a Milvus literal, ``\\ " \\n \\r \\t`` escaped; TypeError for a non-str."""
-    if not isinstance(value, str):
-        raise TypeError(f"filter values must be str, got {type(value).__name__}")
-    return f'"{value.translate(_ESCAPES)}"'
-
-
-def _field(name: str) -> str:
-    if not (name.isascii() and name.isidentifier()):  # letters, digits and _, no digit first
-        raise ValueError(f"not a field name: {name!r}")
-    return name
-
-
-def eq_filter(**fields: str | int) -> str:
-    """``user_id == "ann" and round == 3``, values escaped; ValueError for a bad field name."""
-    return " and ".join(f"{_field(k)} == {int(v) if isinstance(v, int) else filter_literal(v)}"
-                        for k, v in fields.items())
-
-
-def in_filter(name: str, values: Sequence[str]) -> str:
-    """``name in ["a", "b"]``, values escaped."""
-    return f"{_field(name)} in [{', '.join(filter_literal(v) for v in values)}]"
-
-
-def utf8_len(text: str) -> int:
-    """Length of ``text`` in UTF-8 bytes, the unit a Milvus server counts VARCHAR limits in."""
-    return len(text.encode("utf-8"))
-
-
-def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
-    """``text`` in pieces of at most ``max_bytes`` (>= 4) UTF-8 bytes, cut between characters, at a
-    space or line break in a piece's last quarter if any; ``"".join(pieces) == text``."""
-    if max_bytes < 4:
-        raise ValueError(f"max_bytes must be at least 4 (one UTF-8 character), got {max_bytes}")
-    data, pieces, start = text.encode("utf-8"), [], 0
-    while len(data) - start > max_bytes:
-        end = start + max_bytes
-        while data[end] & 0xC0 == 0x80:  # a continuation byte: step back to a character start
-            end -= 1
-        floor = start + (3 * max_bytes) // 4
-        space = max(data.rfind(b" ", floor, end), data.rfind(b"\n", floor, end))
-        end = space + 1 if space >= floor else end
-        pieces.append(data[start:end].decode("utf-8"))
-        start = end
-    return [*pieces, data[start:].decode("utf-8")]
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@
   prompt, start on a reply whose question is gone, keep a tool result without its call).
 * ``count_window``: the system message + at most ``max_messages`` newest, starting on a human
   message: a turn (with its tool calls and results) is kept whole or not at all.
-* ``token_window``: LangChain's ``trim_messages`` with a token budget. Unlike plain ``trim_messages``
-  (``library_token_window``), ``max_tokens`` is the whole prompt as ``count_tokens`` counts it (the
-  OpenAI cookbook's 3 reply-priming tokens taken off once, not per sub-list); a question that does
-  not fit raises ``TokenBudgetError`` instead of returning the system message alone; counts are
-  cached and only the tail the budget reaches is counted, so a turn costs the same at any length.
+* ``token_window``: LangChain's ``trim_messages`` with a token budget, but ``max_tokens`` is the
+  whole prompt as ``count_tokens`` counts it (3 reply-priming tokens taken off once, not per
+  sub-list), a question that does not fit raises ``TokenBudgetError`` instead of vanishing, and
+  only the cached tail the budget reaches is counted, so a turn costs the same at any length.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, trim_messages
+from langchain_core.messages import BaseMessage, SystemMessage, trim_messages
 
-from helpers.memory import Prompt, label, replay
+from helpers.memory import Prompt, label
 from helpers.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message_tokens, default_counter
 
 
@@ -136,32 +135,6 @@ def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str
                          strategy="last", start_on="human", include_system=True, allow_partial=False)
 
 
-def library_token_window(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
-    """The library way, for comparison: plain ``trim_messages`` on the whole history with a
-    per-message tiktoken counter and reply priming taken off ``max_tokens`` (whole prompt, tokens)
-    once. No cache and no error: without room for the question it returns the system message."""
-    return trim_messages(list(messages), max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
-                         token_counter=lambda batch: sum(count_message_tokens(m) for m in batch),
-                         strategy="last", start_on="human", include_system=True)
-
-
-def window_marks(messages: Sequence[BaseMessage], window: Sequence[BaseMessage]) -> list[str]:
-    """``"kept"`` or ``"dropped"`` for each message of the history: the messages of ``window`` are
-    matched by identity, else by equality, from the newest backwards. Raises ``ValueError`` when a
-    message of ``window`` is not in ``messages`` (in that order)."""
-    marks = ["dropped"] * len(messages)
-    i = len(messages) - 1
-    for w in reversed(window):
-        j = next((j for j in range(i, -1, -1) if messages[j] is w), None)
-        if j is None:  # not the same object (e.g. a copy): fall back to equality
-            j = next((j for j in range(i, -1, -1) if messages[j] == w), None)
-        if j is None:
-            raise ValueError(f"window message {w.type!r} {str(w.content)[:40]!r} is not in messages "
-                             "(or not in the same order)")
-        marks[j], i = "kept", j - 1
-    return marks
-
-
 def _check_int(name: str, value: object, minimum: int | None = None) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
@@ -236,12 +209,3 @@ class TokenWindow(_StoresEverything):
 
     def window(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         return token_window(messages, self.max_tokens)
-
-
-def history_of(turns: Sequence[str], model: BaseChatModel,
-               system: SystemMessage | str = "") -> list[BaseMessage]:
-    """``[system, user, reply, user, reply, ...]``: the full history after replaying ``turns``
-    through ``model`` with nothing dropped."""
-    if not (records := replay(FullHistory(), turns, model, system)):
-        return [system if isinstance(system, SystemMessage) else SystemMessage(system)]
-    return [*records[-1].prompt, AIMessage(records[-1].reply)]

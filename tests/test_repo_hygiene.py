@@ -115,3 +115,14 @@ def test_helpers_readme_states_what_each_lesson_reads_in_lines():
                     for m in modules)
         assert int(stated) == lines, f"lesson {lesson}: README says {stated}, {modules} have {lines}"
         assert lines <= 600, f"lesson {lesson} asks a learner to read {lines} lines"
+
+
+def test_the_memory_modules_and_the_plumbing_stay_small_enough_to_read():
+    def lines(path):
+        return len(path.read_text(encoding="utf-8").splitlines())
+
+    sizes = {p.name: lines(p) for p in MEMORY_MODULES}
+    assert max(sizes.values()) <= 300, sizes
+    assert sum(sizes.values()) <= 2500, sum(sizes.values())
+    course = sum(lines(p) for p in (ROOT / "helpers" / "course").glob("*.py"))
+    assert course <= 2500, course

@@ -28,7 +28,8 @@ from helpers.retrieval import (
     memory_line,
     session_header,
 )
-from helpers.store import InvalidIdError, Row
+from helpers.safe import InvalidIdError
+from helpers.store import Row
 from helpers.window import CountWindow
 
 DIM = 16

@@ -11,7 +11,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from helpers.course.data import load_conversation
+from helpers.course.data import history_of, load_conversation
 from helpers.course.offline_model import OfflineChatModel
 from helpers.history import FileHistory
 from helpers.kinds import language_of
@@ -30,7 +30,6 @@ from helpers.summary import (
     summary_text,
 )
 from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens
-from helpers.window import history_of
 
 SYSTEM = SystemMessage("You are a friendly assistant. Answer briefly.")
 FACTS = [

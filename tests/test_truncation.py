@@ -7,16 +7,16 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
 
+from helpers.course.display import window_marks
+from helpers.course.library_way import library_token_window
 from helpers.tokens import TokenCounter, count_message_tokens, count_tokens
 from helpers.window import (
     MessageBudgetError,
     TokenBudgetError,
     count_window,
     last_n_messages,
-    library_token_window,
     newest_fitting,
     token_window,
-    window_marks,
 )
 
 SYSTEM = SystemMessage("You are a friendly assistant. Answer briefly.")

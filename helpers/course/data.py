@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from langchain_core.messages import SystemMessage
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
 from helpers.config import project_root
+from helpers.memory import replay
+from helpers.window import FullHistory
 
 
 def data_dir() -> Path:
@@ -57,3 +61,12 @@ def load_conversation(conversation_id: str) -> Conversation:
                             turns=tuple(str(t) for t in raw["turns"]))
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a valid conversation file: {exc!r}") from exc
+
+
+def history_of(turns: Sequence[str], model: BaseChatModel,
+               system: SystemMessage | str = "") -> list[BaseMessage]:
+    """``[system, user, reply, user, reply, ...]``: the full history after replaying ``turns``
+    through ``model`` with nothing dropped."""
+    if not (records := replay(FullHistory(), turns, model, system)):
+        return [system if isinstance(system, SystemMessage) else SystemMessage(system)]
+    return [*records[-1].prompt, AIMessage(records[-1].reply)]

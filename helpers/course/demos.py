@@ -21,21 +21,14 @@ _ID = re.compile(r"w(\d+)-(\d+)")
 ROOT = Path(__file__).resolve().parents[2]  # the project root, where ``python -m helpers...`` runs
 
 
-def demo_message(writer: int, number: int) -> HumanMessage:
-    """The ``number``-th message of writer ``writer``: id ``w<writer>-<number>``, Korean text."""
-    return HumanMessage(f"작성자 {writer}의 {number}번째 메시지입니다. (writer {writer}, message {number})",
-                        id=f"w{writer}-{number}")
-
-
 def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2, appends: int = 200,
                            timeout: float = 120.0) -> dict:
-    """Race ``writers`` processes, each appending ``appends`` numbered messages (one ``add_message`` each)
-    to one ``kind`` history (``"langchain"``: ``FileChatMessageHistory(path, encoding="utf-8",
-    ensure_ascii=False)``; ``"helpers"``) at ``path_or_dir`` (a ``.json`` path, or a folder: session
-    ``demo-<kind>``), reset first; writers are killed after ``timeout`` s. Returns ``kind``, ``path``,
-    ``expected``, what the file holds (``stored``, ``lost``, ``duplicates``, ``out_of_order``, ``valid_json``,
-    ``error``), ``writer_errors`` (+ ``writer_error_examples``), ``lost_silently``, ``seconds``, ``outcome``
-    (a sentence); a damaged file is reported, never raised. ValueError: a bad kind, writers or appends."""
+    """Race ``writers`` processes, each appending ``appends`` numbered messages one ``add_message`` at a
+    time to one ``kind`` history (``"langchain"``, ``"helpers"``) at ``path_or_dir`` (a ``.json`` path or
+    a folder: session ``demo-<kind>``), reset first; writers are killed after ``timeout`` s. Returns kind,
+    path, expected, what the file holds (stored, lost, duplicates, out_of_order, valid_json, error),
+    writer_errors (+ writer_error_examples), lost_silently, seconds and outcome (a sentence): a damaged
+    file is reported, never raised. ValueError: a bad kind, writers or appends."""
     if kind not in KINDS or writers < 1 or appends < 0:
         raise ValueError(f"need kind in {KINDS}, writers >= 1, appends >= 0: {kind!r}, {writers}, {appends}")
     path = p if (p := Path(path_or_dir)).suffix == ".json" else p / f"demo-{kind}.json"
@@ -44,7 +37,7 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
         path.write_text("[]", encoding="utf-8")
     else:
         FileHistory(path.stem, path.parent).clear()
-    returned, error_count, examples = set(), 0, []
+    returned, errors = set(), []  # ids whose add_message returned; one line per failed append or writer
     with tempfile.TemporaryDirectory(prefix="demo-sync-") as sync:  # run from the root: helpers imports
         procs = [subprocess.Popen([sys.executable, "-m", "helpers.course.demos", "writer", json.dumps(
             {"kind": kind, "path": str(path.resolve()), "writer": w, "appends": appends, "sync": sync})],
@@ -62,27 +55,22 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
                 proc.kill()
                 out, err = proc.communicate()
                 err += "\nkilled: did not finish in time"
-            report = next((json.loads(x) for x in reversed(out.splitlines()) if x[:1] + x[-1:] == "{}"), None)
-            if report is None:  # the process died
-                last = ([line for line in err.splitlines() if line.strip()] or ["no output"])[-1]
-                error_count += 1
-                examples.append(f"writer exited with code {proc.returncode}: {last}")
-            else:
-                returned |= {f"w{report['writer']}-{n}" for n in range(appends) if n not in report["failed"]}
-                error_count += len(report["failed"])
-                examples += report["examples"]
+            last = ([line for line in err.splitlines() if line.strip()] or ["no output"])[-1]  # if it died
+            report = next((json.loads(x) for x in reversed(out.splitlines()) if x[:1] + x[-1:] == "{}"),
+                          {"returned": [], "errors": [f"writer exited with code {proc.returncode}: {last}"]})
+            returned |= set(report["returned"])
+            errors += report["errors"]
         seconds = time.perf_counter() - start
     fields, stored_ids = _check_file(kind, path, writers, appends)
     result = {"kind": kind, "path": str(path), "expected": writers * appends, **fields,
-              "writer_errors": error_count, "writer_error_examples": list(dict.fromkeys(examples))[:3],
+              "writer_errors": len(errors), "writer_error_examples": list(dict.fromkeys(errors))[:3],
               "lost_silently": None if stored_ids is None else len(returned - stored_ids),
               "seconds": round(seconds, 2)}
-    result["outcome"] = f"{writers} processes appended {writers * appends} messages; " + (
+    return result | {"outcome": f"{writers} processes appended {writers * appends} messages; " + (
         f"the file is no longer readable ({result['error']}), so all of them are unreadable; "
-        f"{error_count} appends failed while writing." if not result["valid_json"] else
+        f"{len(errors)} appends failed while writing." if not result["valid_json"] else
         f"the file holds {result['stored']}: {result['lost']} were lost." if result["lost"] else
-        f"the file holds all {result['stored']}, none lost, none duplicated.")
-    return result
+        f"the file holds all {result['stored']}, none lost, none duplicated.")}
 
 
 def _check_file(kind: str, path: Path, writers: int, appends: int) -> tuple[dict, set | None]:
@@ -112,14 +100,15 @@ def _writer(kind: str, path: str, writer: int, appends: int, sync: str) -> None:
     (Path(sync) / f"ready-{writer}").touch()
     while not (Path(sync) / "go").exists():
         time.sleep(0.001)
-    failed, examples = [], []
-    for number in range(appends):
+    returned, errors = [], []
+    for number in range(appends):  # Korean text, id w<writer>-<number>
         try:
-            history.add_message(demo_message(writer, number))
+            history.add_message(HumanMessage(f"작성자 {writer}의 {number}번째 메시지입니다. (writer "
+                                             f"{writer}, message {number})", id=f"w{writer}-{number}"))
+            returned.append(f"w{writer}-{number}")
         except Exception as exc:  # e.g. the library's writer reads a half-written file
-            failed.append(number)
-            examples.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-    print(json.dumps({"writer": writer, "failed": failed, "examples": list(dict.fromkeys(examples))[:3]}))
+            errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+    print(json.dumps({"returned": returned, "errors": errors}))
 
 
 def main(argv: list[str] | None = None) -> None:

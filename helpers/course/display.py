@@ -20,28 +20,21 @@ def _tint(variable: str, percent: int = 18) -> str:
     return f"color-mix(in srgb, var({variable}) {percent}%, transparent)"
 
 
-# Row backgrounds by mark, from JupyterLab's theme variables (light and dark themes).
 _MARK_COLOURS = {"kept": _tint("--jp-success-color1"), "sent": _tint("--jp-success-color1"),
                  "dropped": _tint("--jp-error-color1", 12), "summarized": _tint("--jp-warn-color1"),
                  "summary": _tint("--jp-brand-color1"), "retrieved": _tint("--jp-info-color1", 22)}
 TEXT_COLOUR = "var(--jp-content-font-color1)"
 MUTED_COLOUR = "var(--jp-content-font-color2)"
 ERROR_COLOUR = "var(--jp-error-color1)"
-# Marks whose whole text matters (what a memory put in the prompt): never cut.
-_FULL_TEXT_MARKS = ("summary", "retrieved")
-# Marks collapsed into one line by ``messages_html(collapse=True)``.
-_COLLAPSED_MARKS = ("dropped", "summarized")
+_FULL_TEXT_MARKS = ("summary", "retrieved")  # what a memory put in the prompt: never cut
+_COLLAPSED_MARKS = ("dropped", "summarized")  # one line each run with ``messages_html(collapse=True)``
 
 
 def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
                  width: int = 100) -> list[dict]:
     """One dict per message: ``index``, ``role``, ``tokens`` (this message's share of the prompt,
     framing included, see ``helpers.tokens``), ``mark`` and ``content`` (cut to ``width``
-    characters with an ellipsis).
-
-    Raises:
-        ValueError: ``marks`` is given with a length different from ``messages``.
-    """
+    characters with an ellipsis). ValueError: ``marks`` of another length than ``messages``."""
     if marks is not None and len(marks) != len(messages):
         raise ValueError(f"{len(marks)} marks for {len(messages)} messages")
     rows = []
@@ -59,8 +52,7 @@ def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = 
 
 
 def collapsed_line(count: int, mark: str) -> str:
-    """The one line that stands for ``count`` consecutive messages marked ``mark``:
-    "… 23 earlier messages dropped"."""
+    """The line for ``count`` consecutive messages marked ``mark``: "… 23 earlier messages dropped"."""
     return f"… {count} earlier message{'s' if count != 1 else ''} {mark}"
 
 
@@ -68,12 +60,9 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
                   title: str | None = None, collapse: bool = False) -> str:
     """HTML table of ``message_rows`` with a total line: the prompt tokens of the marked
     ``kept``/``sent``/``summary``/``retrieved`` messages (all messages when there are no marks)
-    plus the 3 reply-priming tokens.
-
-    With ``collapse``, each run of consecutive ``dropped`` (or ``summarized``) messages other than
-    system messages is one line, "… 23 earlier messages dropped", so what the model is sent comes
-    first on the screen. Colours are JupyterLab theme variables; summary and retrieved rows are whole.
-    """
+    plus the 3 reply-priming tokens. With ``collapse``, each run of ``dropped`` (or ``summarized``)
+    messages other than system messages is one ``collapsed_line``, so what the model is sent comes
+    first on the screen. Colours are JupyterLab theme variables; summary and retrieved rows are whole."""
     rows = message_rows(messages, marks)
     sent = [r for r in rows if not r["mark"] or r["mark"] in ("kept", "sent", "summary", "retrieved")]
     total = sum(r["tokens"] for r in sent) + (REPLY_PRIMING_TOKENS if sent else 0)
@@ -97,16 +86,14 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
                 f'<td style="{cell}text-align:left" colspan="2">{span}</td>'
                 f'<td style="{cell}text-align:right">{tokens}</td>{mark}'
                 f'<td style="{cell}text-align:left;font-style:italic">'
-                f'{html.escape(collapsed_line(j - i, r["mark"]))}</td></tr>'
-            )
+                f'{html.escape(collapsed_line(j - i, r["mark"]))}</td></tr>')
             i = j
             continue
         body.append(
             f'<tr style="background:{colour}"><td style="{cell}">{r["index"]}</td>'
             f'<td style="{cell}">{r["role"]}</td>'
             f'<td style="{cell}text-align:right">{r["tokens"]}</td>{mark}'
-            f'<td style="{cell}text-align:left;white-space:pre-wrap">{html.escape(r["content"])}</td></tr>'
-        )
+            f'<td style="{cell}text-align:left;white-space:pre-wrap">{html.escape(r["content"])}</td></tr>')
         i += 1
     caption = (f"<caption style='text-align:left;color:{TEXT_COLOUR}'><b>{html.escape(title)}</b>"
                "</caption>" if title else "")
@@ -140,8 +127,24 @@ class MessagesView:
 
 def render_messages(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
                     title: str | None = None) -> MessagesView:
-    """What the model is sent, as a table (role, tokens, optional mark, content): ``messages`` (LangChain
-    messages), ``marks`` (one label per message: kept, dropped, summarized, summary, retrieved),
-    ``title`` (a caption). Jupyter shows the result as an HTML table (the last expression of a cell),
-    elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
+    """What the model is sent, as a table (role, tokens, optional mark, content): ``marks``, one per
+    message (kept, dropped, summarized, summary, retrieved); ``title``, a caption. Jupyter shows it as
+    HTML, elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
     return MessagesView(messages, marks, title)
+
+
+def window_marks(messages: Sequence[BaseMessage], window: Sequence[BaseMessage]) -> list[str]:
+    """``"kept"`` or ``"dropped"`` for each message of the history: the messages of ``window`` are
+    matched by identity, else by equality, from the newest backwards. Raises ``ValueError`` when a
+    message of ``window`` is not in ``messages`` (in that order)."""
+    marks = ["dropped"] * len(messages)
+    i = len(messages) - 1
+    for w in reversed(window):
+        j = next((j for j in range(i, -1, -1) if messages[j] is w), None)
+        if j is None:  # not the same object (e.g. a copy): fall back to equality
+            j = next((j for j in range(i, -1, -1) if messages[j] == w), None)
+        if j is None:
+            raise ValueError(f"window message {w.type!r} {str(w.content)[:40]!r} is not in messages "
+                             "(or not in the same order)")
+        marks[j], i = "kept", j - 1
+    return marks

@@ -1,11 +1,9 @@
 """Execute the lessons headless: the instructor's dry run, and what the tests use.
 
-``make lessons`` runs ``python -m helpers.course.lessons --out build/notebooks`` (every lesson, in
-order); ``python -m helpers.course.lessons 01_stateless_model 03`` runs some (names or number
-prefixes). Each runs top to bottom on a real Jupyter kernel (nbclient), a timeout per cell, in
-``notebooks/``; the executed copy goes to the output folder, never over the source; a table of run
-times is printed at the end.
-"""
+``python -m helpers.course.lessons [01_stateless_model 03 ...] --out build/notebooks`` (``make
+lessons``: all, in order) runs each top to bottom on a real Jupyter kernel (nbclient) in
+``notebooks/``, a timeout per cell; the executed copy goes to the output folder (never over the
+source); a table of run times is printed at the end."""
 
 from __future__ import annotations
 
@@ -31,16 +29,13 @@ def notebooks_dir() -> Path:
 def lesson_paths(selection: list[str] | None = None) -> list[Path]:
     """Lesson notebooks, sorted by name; ``selection`` keeps names or number prefixes (``"03"``).
     FileNotFoundError: a selected name matches no lesson."""
-    paths = sorted(notebooks_dir().glob("[0-9][0-9]*.ipynb"))
-    if not selection:
-        return paths
-    chosen = []
-    for wanted in selection:
+    paths, chosen = sorted(notebooks_dir().glob("[0-9][0-9]*.ipynb")), []
+    for wanted in selection or ():
         matches = [p for p in paths if p.stem == wanted or p.stem.startswith(wanted)]
         if not matches:
             raise FileNotFoundError(f"No lesson matches {wanted!r} in {notebooks_dir()}")
         chosen.extend(m for m in matches if m not in chosen)
-    return chosen
+    return chosen if selection else paths
 
 
 @dataclass
@@ -57,15 +52,18 @@ class LessonRun:
 def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = DEFAULT_CELL_TIMEOUT,
                    probe: str | None = None) -> LessonRun:
     """Run the notebook ``path`` top to bottom on a fresh kernel, ``cell_timeout`` seconds per cell;
-    write the executed copy to ``out_dir`` (none when ``None``), also when a cell failed. ``probe``:
-    code run in the same kernel after the last cell, printing one JSON value as its last output line
-    (returned as ``LessonRun.probe``: tests check what the lesson showed). Raises nbclient's
-    ``CellExecutionError`` (naming the cell and its error) or ``CellTimeoutError``."""
+    write the executed copy to ``out_dir`` (if given), also when a cell failed. ``probe``: code run
+    after the last cell that prints one JSON value as its last output line (``LessonRun.probe``).
+    Raises nbclient's ``CellExecutionError`` (naming the cell and its error) or ``CellTimeoutError``."""
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, km=_kernel_manager(), timeout=cell_timeout,
+    nb, km = nbformat.read(path, as_version=4), KernelManager(kernel_name="python3")
+    if os.name == "posix":  # over IPC: no TCP port, no unencrypted-TCP warning
+        km.transport = "ipc"
+        km.ip = str(Path(tempfile.mkdtemp(prefix="lesson-kernel-")) / "kernel")
+    client = NotebookClient(nb, km=km, timeout=cell_timeout,
                             resources={"metadata": {"path": str(path.parent)}})
     start, probe_value, output_path = time.perf_counter(), None, None
     try:
@@ -73,8 +71,7 @@ def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = 
             for index, cell in enumerate(nb.cells):
                 client.execute_cell(cell, index)
             if probe is not None:
-                cell = nbformat.v4.new_code_cell(probe)
-                nb.cells.append(cell)
+                nb.cells.append(cell := nbformat.v4.new_code_cell(probe))
                 client.execute_cell(cell, len(nb.cells) - 1)
                 nb.cells.pop()
                 texts = [o.get("text", "") for o in cell.outputs if o.get("name") == "stdout"]
@@ -84,20 +81,8 @@ def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = 
             client.km.shutdown_kernel(now=True)
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            output_path = out_dir / path.name
-            nbformat.write(nb, output_path)
+            nbformat.write(nb, output_path := out_dir / path.name)
     return LessonRun(path.stem, time.perf_counter() - start, len(nb.cells), probe_value, output_path)
-
-
-def _kernel_manager():
-    """A ``python3`` kernel manager, over IPC on POSIX (no TCP port, no unencrypted-TCP warning)."""
-    from jupyter_client.manager import KernelManager
-
-    km = KernelManager(kernel_name="python3")
-    if os.name == "posix":
-        km.transport = "ipc"
-        km.ip = str(Path(tempfile.mkdtemp(prefix="lesson-kernel-")) / "kernel")
-    return km
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT)
     args = parser.parse_args(argv)
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
-
     try:
         paths = lesson_paths(args.lessons)
     except FileNotFoundError as error:
@@ -122,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(path.name)
             print(f"FAILED {path.name} (executed part: {args.out / path.name}):\n{exc}", file=sys.stderr)
     print(f"\n{'lesson':<32} {'cells':>5} {'seconds':>8}",
-          *(f"{run.name:<32} {run.cells:>5} {run.seconds:>8.1f}" for run in runs), sep="\n")
-    print(f"\nexecuted notebooks: {args.out}")
+          *(f"{run.name:<32} {run.cells:>5} {run.seconds:>8.1f}" for run in runs),
+          f"\nexecuted notebooks: {args.out}", sep="\n")
     if failed:
         print(f"{len(failed)} lesson(s) failed: {', '.join(failed)}", file=sys.stderr, flush=True)
         return 1

@@ -1,10 +1,8 @@
 """``make evaluate`` (``python -m helpers.course.measure``) and lesson 08's closing exercise.
 
-* ``main``: every strategy of ``helpers.evaluate.default_strategies`` on one long conversation,
-  headless; writes ``results.md`` and ``results.json`` (and, with ``--save``, the saved result
-  lesson 08 can show).
-* ``load_exported_conversation`` / ``context_fit``: your own chat export against context windows.
-"""
+``main``: every strategy of ``helpers.evaluate.default_strategies`` on one long conversation, headless;
+writes ``results.md``, ``results.json`` (``--save``: also the saved result lesson 08 can show).
+``load_exported_conversation`` / ``context_fit``: your own chat export against context windows."""
 
 from __future__ import annotations
 
@@ -14,25 +12,16 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
+from helpers import evaluate
 from helpers.config import project_root, runtime_dir, short_path
-from helpers.evaluate import (
-    default_strategies,
-    evaluate_strategy,
-    load_long_conversation,
-    per_category_recall,
-    runs_to_json,
-    summarize_runs,
-)
 from helpers.tokens import count_tokens
 
 
 def saved_result(results: dict, conversation: dict, measured: str) -> dict:
-    """What ``data/evaluation/results_<conversation>.json`` holds (lesson 08 can show it instead
-    of a live run): ``measured`` (command, models, date), ``conversation``, ``summary``
-    (``summarize_runs``) and ``per_category`` (``per_category_recall``)."""
-    return {"measured": measured, "conversation": conversation["id"],
-            "summary": results["summary"],
-            "per_category": per_category_recall(results["turns"], conversation)}
+    """What ``data/evaluation/results_<conversation>.json`` holds (lesson 08 can show it instead of a
+    live run): ``measured`` (command, models, date), ``conversation``, ``summary``, ``per_category``."""
+    return {"measured": measured, "conversation": conversation["id"], "summary": results["summary"],
+            "per_category": evaluate.per_category_recall(results["turns"], conversation)}
 
 
 def results_markdown(table: list[dict], conversation: dict) -> str:
@@ -64,20 +53,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = show_setup()
     quiet_milvus_logs()
-    conversation = load_long_conversation(args.conversation)
+    conversation = evaluate.load_long_conversation(args.conversation)
     model = get_chat_model(settings)
     # a Lite folder of its own, so a notebook holding a lesson's folder does not block it
     uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
            else settings.milvus_uri)
     print(f"The evaluation stores its rows in the collection 'evaluation' at {uri}")
     with open_store("evaluation", uri=uri, settings=settings, drop_existing=True) as store:
-        runs = {}
-        for strategy in default_strategies(store, conversation["user_id"]):
-            runs[strategy.name] = evaluate_strategy(strategy, conversation, model, args.turns)
-    table = summarize_runs(runs)
+        runs = {s.name: evaluate.evaluate_strategy(s, conversation, model, args.turns)
+                for s in evaluate.default_strategies(store, conversation["user_id"])}
+    table = evaluate.summarize_runs(runs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.md").write_text(results_markdown(table, conversation), encoding="utf-8")
-    results = {"summary": table, "turns": runs_to_json(runs)}
+    results = {"summary": table, "turns": evaluate.runs_to_json(runs)}
     (args.out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     if args.save:
         measured = (f"python -m helpers.course.measure --conversation {args.conversation or ''} "
@@ -92,12 +80,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
-    """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects (roles
-    ``system``, ``user``/``human``, ``assistant``/``ai``), as most chat tools export.
-
-    Raises:
-        ValueError: not a JSON list of role/content objects (the message says which item).
-    """
+    """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects (roles ``system``,
+    ``user``/``human``, ``assistant``/``ai``), as most chat tools export. ValueError: not a JSON list
+    of role/content objects (the message says which item)."""
     from langchain_core.messages import convert_to_messages
 
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -111,15 +96,9 @@ def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
 
 
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:
-    """How a whole conversation fits the context windows of ``data/context_windows.json``.
-
-    Args:
-        messages: the conversation. reply_tokens: room kept for the reply (tokens).
-
-    Returns:
-        One row per model: its window (tokens), the conversation + reply (tokens), the share of
-        the window, whether it fits, and the source. Counts are cl100k_base estimates.
-    """
+    """How ``messages`` plus ``reply_tokens`` (room for the reply) fit the context windows of
+    ``data/context_windows.json``: one row per model, its window, the conversation + reply, the share
+    of the window, whether it fits, the source. Tokens, cl100k_base estimates."""
     path = project_root() / "data" / "context_windows.json"
     windows = json.loads(path.read_text(encoding="utf-8"))
     total = count_tokens(messages) + reply_tokens
@@ -131,6 +110,4 @@ def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> li
 
 
 if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())
+    raise SystemExit(main())

@@ -1,14 +1,11 @@
 """Where the course's Milvus is and how a lesson connects to it, with plain-sentence errors.
 
-* ``lesson_milvus_uri`` / ``milvus_connection``: the URI (and token) a lesson uses. With no
-  ``MILVUS_URI`` each lesson that opens Milvus Lite has its own folder (``LESSON_LITE_FOLDERS``):
-  Milvus Lite lets one process open a folder, and JupyterLab keeps a kernel running when its tab
-  closes, so a shared folder made the next lesson fail with a lock error. The folder is chosen by
-  the explicit ``lesson=`` argument, never by a collection's name.
-* ``connect``: a ``pymilvus.MilvusClient`` or ``LiteLockedError`` / ``MilvusUnavailableError``.
-* ``open_store`` / ``drop_collection``: a ``helpers.store.MemoryStore`` on that connection, or
-  the deletion of a collection that cannot be opened (another embedding model made it).
-* ``import_pymilvus`` / ``quiet_milvus_logs``: the import workaround and the quiet loggers.
+``lesson_milvus_uri`` / ``milvus_connection``: the URI (and token) a lesson uses. With no
+``MILVUS_URI`` each lesson that opens Milvus Lite has its own folder (``LESSON_LITE_FOLDERS``, chosen
+by ``lesson=``, never by a collection's name): Milvus Lite lets one process open a folder, and
+JupyterLab keeps a kernel running when its tab closes. ``connect``: a ``pymilvus.MilvusClient`` or a
+plain-sentence error; ``open_store`` / ``drop_collection``: a ``MemoryStore`` on that connection, or
+the deletion of a collection another embedding model made; ``import_pymilvus``: the import workaround.
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from helpers.config import Settings, load_settings, milvus_kind
 from helpers.store import DEFAULT_COLLECTION, LITE_FLUSH_EVERY, MemoryStore, MilvusStoreError
 
 LESSON_LITE_FOLDERS = {"06": "06_retrieval.db", "07": "07_layered.db", "08": "08_measuring.db"}
-_NOISY_LOGGERS = ("pymilvus", "milvus_lite")
 
 
 class LiteLockedError(MilvusStoreError):
@@ -32,13 +28,10 @@ class MilvusUnavailableError(MilvusStoreError):
 
 
 def lesson_milvus_uri(lesson: str | None, settings: Settings | None = None) -> str:
-    """The Milvus URI a lesson uses: its own Lite folder (``<runtime dir>/milvus/06_retrieval.db``)
-    when ``MILVUS_URI`` is not set, else ``MILVUS_URI`` unchanged (a server is shared by design; a
-    Lite path you set is yours to choose).
-
-    Args: ``lesson`` a key of ``LESSON_LITE_FOLDERS`` or ``None`` (the default ``course.db``);
-    ``settings`` from ``show_setup()`` (default ``load_settings()``). ValueError: an unknown lesson.
-    """
+    """The Milvus URI a lesson uses: without ``MILVUS_URI``, its own Lite folder
+    (``<runtime dir>/milvus/06_retrieval.db``; ``lesson=None``: ``course.db``), else ``MILVUS_URI``
+    unchanged (a server is shared by design; a Lite path you set is yours). ``lesson``: a key of
+    ``LESSON_LITE_FOLDERS``; ``settings`` default ``load_settings()``. ValueError: an unknown lesson."""
     settings = settings or load_settings()
     if lesson is None or not settings.milvus_uri_is_default:
         return settings.milvus_uri
@@ -48,21 +41,16 @@ def lesson_milvus_uri(lesson: str | None, settings: Settings | None = None) -> s
 
 
 def milvus_connection(settings: Settings | None = None, lesson: str | None = None) -> tuple[str, str | None]:
-    """``(uri, token)`` of the Milvus the course uses, from ``settings`` (default: the environment,
-    ``load_settings()``); with ``lesson``, that lesson's own Lite folder (``lesson_milvus_uri``)."""
+    """``(uri, token)`` of the course's Milvus (``lesson_milvus_uri(lesson, settings)``)."""
     settings = settings or load_settings()
     return lesson_milvus_uri(lesson, settings), settings.milvus_token
 
 
 def import_pymilvus():
-    """Import ``pymilvus`` safely and return it.
-
-    pymilvus reads a ``MILVUS_URI`` environment variable of its own when it is imported (and loads
-    the nearest ``.env`` to find one), and refuses any value that is not ``http[s]://...``: a Milvus
-    Lite path, which this course allows there, would make the import itself fail. So the import runs
-    with a placeholder server URI in the environment (pymilvus only records it as a default it never
-    uses here), and the variable is restored after.
-    """
+    """Import ``pymilvus`` and return it. On import pymilvus reads a ``MILVUS_URI`` of its own (and
+    the nearest ``.env``) and refuses anything but ``http[s]://...``, so a Milvus Lite path there
+    (which the course allows) would break the import: it runs with a placeholder server URI, which
+    pymilvus only records as an unused default, and the variable is restored after."""
     import importlib
     import os
     import sys
@@ -83,10 +71,9 @@ def import_pymilvus():
 
 
 def quiet_milvus_logs(level: int = logging.CRITICAL) -> None:
-    """Set the ``pymilvus`` and ``milvus_lite`` loggers to ``level``. A failed call logs ~46 lines
-    of traceback to stderr even when the caller catches the exception; the course raises its own
-    plain-sentence errors instead. Pass ``logging.DEBUG`` to see them again."""
-    for name in _NOISY_LOGGERS:
+    """Set the ``pymilvus`` and ``milvus_lite`` loggers to ``level``: a failed call logs a long traceback
+    even when the caller catches it; the course raises plain sentences. ``logging.DEBUG``: see them."""
+    for name in ("pymilvus", "milvus_lite"):
         logging.getLogger(name).setLevel(level)
 
 
@@ -107,8 +94,7 @@ def _lite_folder_locked(path: str) -> bool:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return True
-        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
-    return False
+    return False  # closing the file released our lock
 
 
 def _unreachable(uri: str, exc: Exception) -> str:
@@ -123,21 +109,12 @@ def _unreachable(uri: str, exc: Exception) -> str:
 
 
 def connect(uri: str, token: str | None = None, timeout: float = 30.0):
-    """A ``pymilvus.MilvusClient`` for ``uri``.
-
-    Args:
-        uri: a Milvus Lite path ending in ``.db`` (its folder is created), ``http://host:19530``
-            for a server, or a Zilliz Cloud URI.
-        token: server or cloud token (none for Lite).
-        timeout: seconds to wait for the connection.
-
-    Raises:
-        LiteLockedError: another process has this Milvus Lite folder open (the message says which
-            lesson's kernel, when the folder is a lesson's, and how to free it).
-        MilvusUnavailableError: the server cannot be reached (the message says how to start one).
-        MilvusStoreError: Milvus Lite could not open the folder for another reason.
-        ValueError: a Lite path that does not end in ``.db``.
-    """
+    """A ``pymilvus.MilvusClient`` for ``uri`` (a Milvus Lite path ending in ``.db``, its folder
+    created; ``http://host:19530``; a Zilliz Cloud URI), ``token`` (server, cloud), ``timeout`` (s).
+    Raises LiteLockedError (another process has this Lite folder open; the message names the
+    lesson's kernel and how to free it), MilvusUnavailableError (the server cannot be reached; the
+    message says how to start one), MilvusStoreError (Lite could not open the folder otherwise),
+    ValueError (a Lite path not ending in ``.db``)."""
     import_pymilvus()
     from pymilvus import MilvusClient
     from pymilvus.exceptions import ConnectionConfigException, MilvusException
@@ -167,8 +144,7 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
         raise MilvusUnavailableError(_unreachable(uri, exc)) from None
 
 
-def _where(lesson: str | None, uri: str | None, token: str | None,
-           settings: Settings | None) -> tuple[str, str | None]:
+def _where(lesson, uri, token, settings) -> tuple[str, str | None]:
     if uri is None:
         uri, default_token = milvus_connection(settings, lesson)
         token = token or default_token
@@ -178,25 +154,17 @@ def _where(lesson: str | None, uri: str | None, token: str | None,
 def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = None, uri: str | None = None,
                token: str | None = None, settings: Settings | None = None, embeddings=None,
                flush_every: int | str | None = "auto", **options) -> MemoryStore:
-    """A ``MemoryStore`` on the course's Milvus.
+    """A ``MemoryStore`` (``collection``, created if missing) on the course's Milvus.
 
-    Args:
-        collection: the collection's name (created if missing).
-        lesson: ``"06"``, ``"07"``, ``"08"``: that lesson's own Lite folder when ``MILVUS_URI`` is
-            not set (``lesson_milvus_uri``); ``None``: ``course.db``.
-        uri, token: another Milvus (default: ``milvus_connection(settings, lesson)``).
-        settings: the ``Settings`` from ``show_setup()`` (default: the environment); they also pick
-            the default embedding model (``helpers.embeddings.get_embeddings(settings)``).
-        embeddings: a LangChain ``Embeddings``.
-        flush_every: ``"auto"``: ``LITE_FLUSH_EVERY`` rows on Milvus Lite, never on a server (it
-            seals segments itself); or rows, or ``None``.
-        options: the other ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...).
-
-    Raises:
-        What ``connect`` and ``MemoryStore`` raise (LiteLockedError, MilvusUnavailableError,
-        DimensionMismatchError, MilvusStoreError).
-    """
-    from helpers.embeddings import get_embeddings
+    ``lesson`` (``"06"``, ``"07"``, ``"08"``): that lesson's Lite folder when ``MILVUS_URI`` is not
+    set (``None``: ``course.db``); ``uri``, ``token``: another Milvus (default
+    ``milvus_connection(settings, lesson)``); ``settings`` from ``show_setup()`` (default: the
+    environment) also pick the default ``embeddings`` (a LangChain ``Embeddings``); ``flush_every``:
+    rows, ``None``, or ``"auto"``: ``LITE_FLUSH_EVERY`` on Milvus Lite, never on a server (it seals
+    segments itself); ``options``: other ``MemoryStore`` arguments (``dim``, ``drop_existing``,
+    ``timeout`` ...). Raises what ``connect`` and ``MemoryStore`` raise (LiteLockedError,
+    MilvusUnavailableError, DimensionMismatchError, MilvusStoreError)."""
+    from helpers.course.embeddings import get_embeddings
 
     uri, token = _where(lesson, uri, token, settings)
     kind = milvus_kind(uri)
@@ -217,11 +185,9 @@ def drop_collection(collection: str, *, lesson: str | None = None, uri: str | No
     """Delete ``collection`` without opening it as a store (works when its vector length does not
     match the current embedding model). ``lesson``, ``uri``, ``token``, ``settings`` as for
     ``open_store``. Returns ``True`` if it existed. Raises what ``connect`` raises."""
-    uri, token = _where(lesson, uri, token, settings)
-    client = connect(uri, token)
+    client = connect(*_where(lesson, uri, token, settings))
     try:
-        existed = client.has_collection(collection)
-        if existed:
+        if existed := client.has_collection(collection):
             client.drop_collection(collection)
         return existed
     finally:

@@ -1,22 +1,12 @@
 """Predict, then check: feedback for the lessons' "Check yourself" cells, without a grader.
 
-A lesson asks a question; the learner writes a prediction into a variable, then a cell measures
-the real value and compares::
-
-    prediction = None  # slice(-4): which role does the window start with, "human" or "ai"?
-    ...
-    check(prediction, window[0].type, question="04.slice_first")
-
-``check`` prints one line: ✅ when the prediction matches (within ``tolerance`` for numbers), ❌
-with the difference when it does not, and a reminder when the prediction is still ``None``. It
-never raises, so "Run All" runs through a lesson whose predictions are still empty.
-
-Reference answers: every question has an id (``"04.slice_first"``) and a reference answer in
-``ANSWERS``. With the environment variable ``COURSE_REFERENCE_ANSWERS=1`` (the notebook tests set
-it), an empty prediction is replaced by the reference answer, so executing a lesson checks that
-its reference answers (the ones its ``<details>`` cells explain) still match what it measures.
-Every call is recorded in ``RESULTS``; the tests read it after the lesson ran.
-"""
+The learner writes ``prediction = ...``, a cell measures the real value and calls
+``check(prediction, window[0].type, question="04.slice_first")``: one line, ✅, ❌ with the difference,
+or a reminder while the prediction is ``None``; it never raises, so "Run All" runs through a lesson.
+Every question id has a reference answer in ``ANSWERS``; with ``COURSE_REFERENCE_ANSWERS=1`` (the
+notebook tests set it) an empty prediction is replaced by it, so executing a lesson checks that its
+reference answers (explained in its ``<details>`` cells) still match what it measures. Every call is
+recorded in ``RESULTS``; the tests read it after the lesson ran."""
 
 from __future__ import annotations
 
@@ -93,31 +83,21 @@ def _matches(prediction: Any, actual: Any, tolerance: float) -> bool:
     return prediction == actual
 
 
-def check(
-    prediction: Any,
-    actual: Any,
-    *,
-    tolerance: float = 0,
-    explain: str = "",
-    question: str | None = None,
-) -> None:
+def check(prediction: Any, actual: Any, *, tolerance: float = 0, explain: str = "",
+          question: str | None = None) -> None:
     """Compare a learner's prediction with the measured value and print ✅ or ❌.
 
     Args:
-        prediction (int | float | str | list | None): the learner's answer; ``None`` means "not
-            written yet". Text is compared without case or surrounding spaces; numeric text
-            counts as a number; tuples compare equal to lists.
+        prediction (int | float | str | list | None): ``None`` means "not written yet". Text is
+            compared without case or surrounding spaces; numeric text counts as a number; tuples
+            compare equal to lists.
         actual (int | float | str | list): the value the lesson just measured.
-        tolerance (float): for numbers, the largest accepted ``abs(prediction - actual)``
-            (default 0: exact).
-        explain (str): one sentence printed after the verdict (the full reasoning is in the
-            lesson's collapsed "Why" cell); not printed while the prediction is ``None``.
-        question (str | None): the question's id in ``ANSWERS`` (``"04.slice_first"``); with
-            ``COURSE_REFERENCE_ANSWERS=1`` an empty prediction is replaced by that reference answer.
+        tolerance (float): for numbers, the largest accepted ``abs(prediction - actual)`` (0: exact).
+        explain (str): one sentence printed after the verdict (the full reasoning is in the lesson's
+            collapsed "Why" cell); not printed while the prediction is ``None``.
+        question (str | None): the question's id in ``ANSWERS`` (reference mode, above).
 
-    Returns:
-        Nothing (so a notebook cell shows only the verdict). The comparison is appended to
-        ``RESULTS`` as a ``CheckResult``. Never raises for a wrong or missing prediction.
+    Returns nothing (a cell shows only the verdict); appends a ``CheckResult`` to ``RESULTS``.
     """
     used_reference = False
     if prediction is None and question is not None and reference_mode():

