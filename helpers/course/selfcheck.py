@@ -32,7 +32,7 @@ ANSWERS: dict[str, Any] = {
     "06.ko_first": 7,  # round ranked first for "제 이름이 뭐였죠?": the sister's name, above the name
     "06.dropped_at_0.3": 0,  # day-1 memories that min_score=0.3 drops with e5 (all score > 0.8)
     "07.largest_layer": "retrieved",  # at turn 120: window 135, summary 52, retrieved 200 tokens
-    "08.best_per_token": "retrieval",  # most evidence recall per prompt token (0.925 at ~3% of tokens)
+    "08.best_per_token": "retrieval",  # most evidence recall per prompt token
 }
 
 
