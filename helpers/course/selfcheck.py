@@ -1,39 +1,44 @@
-"""Predict, then check: feedback for the lessons' "Check yourself" cells, without a grader.
+"""Predict, then check: the lessons' "Check yourself" cells, with nothing given away in advance.
 
-The learner writes ``prediction = ...``, a cell measures the real value and calls
-``check(prediction, window[0].type, question="04.slice_first")``: one line, ✅, ❌ with the difference,
-or a reminder while the prediction is ``None``; it never raises, so "Run All" runs through a lesson.
-Every question id has a reference answer in ``ANSWERS``; with ``COURSE_REFERENCE_ANSWERS=1`` (the
-notebook tests set it) an empty prediction is replaced by it, so executing a lesson checks that its
-reference answers (explained in its ``<details>`` cells) still match what it measures. Every call is
-recorded in ``RESULTS``; the tests read it after the lesson ran."""
+A check cell shows an answer box and a Check button, and holds the rest of its own output::
+
+    with ask("04.slice_first") as q:     # the box; everything below stays hidden until Check
+        window = messages[-4:]
+        display(render_messages(window))
+        q.measured(window[0].type, first=window[0].text)
+
+Until the learner commits a prediction nothing of the measurement shows. Check reveals the verdict,
+the Why and the held output. Each question's reference answer, choices and Why live in
+``notebooks/checks/<lesson>.json``; a Why is a template whose ``{names}`` are filled from this run's
+``measured(actual, **facts)`` (``{actual}``, and ``{models}``: the active chat model and embedder),
+so its numbers are measured, never typed. ``COURSE_REFERENCE_ANSWERS=1`` (the notebook tests)
+commits the reference answer as soon as the value is measured, so executing a lesson checks that
+its reference answers still hold. Every verdict is appended to ``RESULTS``; errors raised inside
+the ``with`` block are shown and re-raised, never hidden."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from numbers import Number
 from typing import Any
 
+from helpers.config import load_settings, project_root
+
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
-# question id -> reference answer: the value the lesson measures (and its <details> explains)
-ANSWERS: dict[str, Any] = {
-    "00.tokens": 17,  # tokens of "안녕하세요, 제 이름은 민수예요." (the English twin costs 9)
-    "01.second_call": "no",  # does call 2 ("제 이름이 뭐였죠?") get the name 민수? ("yes" / "no")
-    "02.messages_sent": 10,  # messages sent at turn 5 of the loop (system + 8 stored + new)
-    "03.escapes": 14,  # \uXXXX escapes the library writes for "안녕하세요! 제 이름은 김민수예요."
-    "04.slice_first": "ai",  # type of the first message slice(-4) keeps
-    "04.trim_system": "no",  # does the system prompt survive the article's trim to 100 tokens?
-    "05.left_after_crash": 0,  # messages left when the process dies between clear() and re-add
-    "05.last_two": ["ai", "ai"],  # types of the last two stored messages after the article's step
-    "06.ko_first": 7,  # round ranked first for "제 이름이 뭐였죠?": the sister's name, above the name
-    "06.dropped_at_0.3": 0,  # day-1 memories that min_score=0.3 drops with e5 (all score > 0.8)
-    "07.largest_layer": "retrieved",  # at turn 120: window 135, summary 52, retrieved 200 tokens
-    "08.best_per_token": "retrieval",  # most evidence recall per prompt token
-}
+
+@cache
+def checks() -> dict[str, dict]:
+    """``notebooks/checks/<lesson>.json``, merged: question id -> ``{"answer", "why"}`` and optionally
+    ``"choices"`` (a list: the box becomes a menu) and ``"tolerance"`` (for numbers)."""
+    files = sorted((project_root() / "notebooks" / "checks").glob("*.json"))
+    return {k: v for f in files for k, v in json.loads(f.read_text(encoding="utf-8")).items()}
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,11 @@ class CheckResult:
     question: str | None
     prediction: Any
     actual: Any
-    ok: bool | None  # None: no prediction written yet
-    used_reference: bool = False  # the prediction came from ``ANSWERS`` (reference mode)
+    ok: bool
+    used_reference: bool = False  # the prediction came from the checks file (reference mode)
 
     def __bool__(self) -> bool:
-        return bool(self.ok)
+        return self.ok
 
 
 RESULTS: list[CheckResult] = []
@@ -77,48 +82,85 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, bool)
 
 
-def _matches(prediction: Any, actual: Any, tolerance: float) -> bool:
-    if _is_number(prediction) and _is_number(actual):
-        return math.isclose(prediction, actual, rel_tol=0, abs_tol=tolerance)
-    return prediction == actual
+def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, str]:
+    """``(ok, one line)`` comparing a prediction with the measured value.
 
-
-def check(prediction: Any, actual: Any, *, tolerance: float = 0, explain: str = "",
-          question: str | None = None) -> None:
-    """Compare a learner's prediction with the measured value and print ✅ or ❌.
-
-    Args:
-        prediction (int | float | str | list | None): ``None`` means "not written yet". Text is
-            compared without case or surrounding spaces; numeric text counts as a number; tuples
-            compare equal to lists.
-        actual (int | float | str | list): the value the lesson just measured.
-        tolerance (float): for numbers, the largest accepted ``abs(prediction - actual)`` (0: exact).
-        explain (str): one sentence printed after the verdict (the full reasoning is in the lesson's
-            collapsed "Why" cell); not printed while the prediction is ``None``.
-        question (str | None): the question's id in ``ANSWERS`` (reference mode, above).
-
-    Returns nothing (a cell shows only the verdict); appends a ``CheckResult`` to ``RESULTS``.
-    """
-    used_reference = False
-    if prediction is None and question is not None and reference_mode():
-        prediction, used_reference = ANSWERS[question], True
-    if prediction is None:
-        print("✍️  No prediction yet: write it in the `prediction = None` cell, run that cell, then "
-              "run this one again.")
-        RESULTS.append(CheckResult(question, None, actual, None))
-        return
+    Text compares without case or surrounding spaces; numeric text counts as a number; ``"a, b"``
+    compares with a list ``["a", "b"]``; tuples equal lists. ``tolerance``: for numbers, the largest
+    accepted ``abs(prediction - actual)`` (0: exact)."""
+    if isinstance(prediction, str) and isinstance(actual, (list, tuple)):
+        prediction = [p for p in prediction.replace(",", " ").split() if p]
     expected, got = _normalize(prediction), _normalize(actual)
-    ok = _matches(expected, got, tolerance)
-    source = " (reference answer)" if used_reference else ""
+    numbers = _is_number(expected) and _is_number(got)
+    ok = math.isclose(expected, got, rel_tol=0, abs_tol=tolerance) if numbers else expected == got
     if ok:
         close = f", within {tolerance}" if tolerance and expected != got else ""
-        print(f"✅ Right: you predicted {prediction!r}{source}, measured {actual!r}{close}.")
-    elif _is_number(expected) and _is_number(got):
-        diff = got - expected
-        print(f"❌ Not quite: you predicted {prediction!r}{source}, measured {actual!r} "
-              f"(off by {diff:+g}{f'; tolerance {tolerance}' if tolerance else ''}).")
-    else:
-        print(f"❌ Not quite: you predicted {prediction!r}{source}, measured {actual!r}.")
-    if explain:
-        print("   " + explain)
-    RESULTS.append(CheckResult(question, prediction, actual, ok, used_reference))
+        return True, f"✅ Right: you predicted {prediction!r}, measured {actual!r}{close}."
+    off = f" (off by {got - expected:+g}{f'; tolerance {tolerance}' if tolerance else ''})" if numbers else ""
+    return False, f"❌ Not quite: you predicted {prediction!r}, measured {actual!r}{off}."
+
+
+class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
+    """An answer box, a Check button and a held output for the question ``question_id``.
+
+    Raises KeyError for an id in no ``notebooks/checks`` file. Use as a context manager;
+    call ``measured(actual, **facts)`` inside or after the block."""
+
+    def __init__(self, question_id: str) -> None:
+        import ipywidgets as w
+
+        self.id, self.spec = question_id, checks()[question_id]
+        self.actual, self.facts, self.result = None, {}, None
+        choices = self.spec.get("choices")
+        self.box = (w.Dropdown(options=[("choose…", None), *[(str(c), c) for c in choices]])
+                    if choices else w.Text(placeholder="your prediction"))
+        self.button = w.Button(description="Check", button_style="primary")
+        self.feedback = w.HTML()
+        self.held = w.Output(layout=w.Layout(display="none"))
+        self.button.on_click(lambda _: self.check(self.box.value))
+        self.view = w.VBox([w.HBox([w.Label("Your prediction:"), self.box, self.button]),
+                            self.feedback, self.held])
+
+    def __enter__(self) -> ask:
+        from IPython.display import display
+
+        display(self.view)
+        self.held.__enter__()
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        self.held.__exit__(None, None, None)  # the error, if any, shows in the cell and stops Run All
+        if error is not None:
+            self.held.layout.display = ""
+        return False
+
+    def measured(self, actual: Any, **facts: Any) -> None:
+        """Record the measured value (and the Why's named facts); reference mode checks at once."""
+        self.actual, self.facts = actual, facts
+        if reference_mode():
+            self.check(self.spec["answer"], reference=True)
+
+    def why(self) -> str:
+        """The Why, its ``{names}`` filled from this run (HTML; `code` becomes <code>code</code>)."""
+        template = self.spec["why"]
+        models = ""
+        if "{models}" in template:
+            models = load_settings().describe().split(" | Database")[0]
+        text = template.format(actual=self.actual, models=models, **self.facts)
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+    def check(self, prediction: Any, reference: bool = False) -> CheckResult | None:
+        """What the Check button does: the verdict, the Why and the held output, or a reminder."""
+        if prediction is None or (isinstance(prediction, str) and not prediction.strip()):
+            self.feedback.value = "✍️ Write your prediction first, then press Check."
+            return None
+        if self.actual is None:
+            self.feedback.value = "⏳ Run the cell to its end first."
+            return None
+        ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
+        source = " (reference answer)" if reference else ""
+        self.feedback.value = f"<p><b>{line}</b>{source}</p><p><b>Why.</b> {self.why()}</p>"
+        self.held.layout.display = ""
+        self.result = CheckResult(self.id, prediction, self.actual, ok, reference)
+        RESULTS.append(self.result)
+        return self.result

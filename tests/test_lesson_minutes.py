@@ -1,0 +1,56 @@
+"""The Goals cells state the minutes ``scripts/lesson_minutes.py`` computes, and the core fits the slot."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.course.lessons import lesson_paths
+
+_spec = importlib.util.spec_from_file_location(
+    "lesson_minutes", Path(__file__).resolve().parent.parent / "scripts" / "lesson_minutes.py")
+minutes = importlib.util.module_from_spec(_spec)
+sys.modules["lesson_minutes"] = minutes  # dataclasses look their module up
+_spec.loader.exec_module(minutes)
+
+
+@pytest.mark.parametrize("path", lesson_paths(), ids=lambda p: p.stem)
+def test_goals_state_the_computed_minutes(path):
+    parts = minutes.lesson_minutes(path)
+    core, further = minutes.stated_minutes(path)
+    assert core == parts["core"].minutes, f"{path.name}: Goals say {core} min, the yardstick {parts['core']}"
+    if parts["going further"].words or parts["going further"].cells:
+        assert further == parts["going further"].minutes, f"{path.name}: going further {parts['going further']}"
+
+
+def test_the_core_of_lessons_01_to_08_fits_the_slot():
+    total = sum(minutes.lesson_minutes(p)["core"].minutes for p in lesson_paths() if not p.name.startswith("00"))
+    assert total <= minutes.CORE_LIMIT, total
+
+
+def test_code_cells_are_short():
+    lines = [len("".join(c["source"]).splitlines()) for p in lesson_paths()
+             for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    assert sum(lines) / len(lines) < 8, sum(lines) / len(lines)
+
+
+def test_the_yardstick_counts_what_it_says(tmp_path):
+    def cell(kind, text):
+        return {"cell_type": kind, "source": [text], "metadata": {}, **({"outputs": [], "execution_count": None}
+                                                                         if kind == "code" else {})}
+    nb = {"cells": [cell("markdown", "**Goals** (5 min; the *Going further* section adds 2 min)\n" + "word " * 190),
+                    cell("code", 'with ask("q1") as q:\n    q.measured(1)'),
+                    cell("markdown", "## Going further: more\n" + "w " * 96), cell("code", "x = 1"),
+                    cell("markdown", "## Try it\nplay"), cell("code", "# your experiments here")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "99_x.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    parts = minutes.lesson_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
+    assert (parts["core"].words, parts["core"].cells, parts["core"].checks, parts["core"].try_it) == (213, 1, 1, 3)
+    assert parts["core"].minutes == 8  # ceil(2.13 + 1 + 1 + 3): the Goals, the prose, the Why, Try it
+    assert (parts["going further"].words, parts["going further"].cells, parts["going further"].minutes) == (99, 1, 2)
+    assert minutes.stated_minutes(path) == (5, 2)
