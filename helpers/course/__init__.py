@@ -1,3 +1,2 @@
-"""Course plumbing, not memory code: the offline stand-in chat model (``offline_model``), the
-lesson runner behind ``make lessons`` and the notebook tests (``lessons``), the lesson-03 race demo
-(``demos``) and the message table every lesson renders (``display``)."""
+"""Course plumbing, not memory code: the offline stand-in chat model, the lesson runner, Milvus
+connections, the lesson-03 race demo, and the widgets, tables and checks the lessons show."""

@@ -42,18 +42,13 @@ def list_conversations() -> list[str]:
 
 
 def load_conversation(conversation_id: str) -> Conversation:
-    """Load ``data/conversations/<conversation_id>.json`` (the id is the file name without
-    ``.json``, see ``list_conversations()``).
-
-    Raises:
-        FileNotFoundError: no such conversation (the message lists the ones there are).
-        ValueError: the file is not valid JSON or lacks a field (message names the file).
-    """
+    """Load ``data/conversations/<conversation_id>.json`` (the id is the file name without ``.json``,
+    see ``list_conversations()``). FileNotFoundError: no such conversation (the message lists the
+    ones there are). ValueError: the file is not valid JSON or lacks a field (the message names it)."""
     path = data_dir() / "conversations" / f"{conversation_id}.json"
     if not path.is_file() or "/" in conversation_id or "\\" in conversation_id:
-        raise FileNotFoundError(
-            f"No conversation {conversation_id!r}; there are: {', '.join(list_conversations())}"
-        )
+        raise FileNotFoundError(f"No conversation {conversation_id!r}; there are: "
+                                f"{', '.join(list_conversations())}")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return Conversation(id=raw["id"], language=raw["language"], user_id=raw["user_id"],

@@ -1,7 +1,5 @@
-"""Show what the model is sent: a table of messages with roles, token counts and marks.
-
-Lessons call ``render_messages(messages)``; later lessons pass ``marks`` (``helpers.memory.MARKS``:
-kept, dropped, summarized, summary, retrieved) to show what a memory strategy did."""
+"""Show what the model is sent: ``render_messages(messages)``, a table of messages with roles, token
+counts and, from lesson 04, ``marks`` (``helpers.memory.MARKS``) that show what a memory strategy did."""
 
 from __future__ import annotations
 

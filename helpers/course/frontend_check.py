@@ -1,9 +1,8 @@
 """Lesson 00's widget check: does JupyterLab's widget front end match the kernel's ipywidgets?
 
-The explorers (lessons 04-07) render only when the kernel's ``ipywidgets`` (and the
-``jupyterlab_widgets`` range it declares) and the enabled JupyterLab extension
-``@jupyter-widgets/jupyterlab-manager`` agree, else a cell prints ``Error displaying widget``.
-``check_widget_frontend`` reads this kernel's environment (the one ``make lab`` serves)."""
+The explorers (lessons 04-07) render only when the kernel's ``ipywidgets`` (and the ``jupyterlab_widgets``
+range it declares) and the enabled extension ``@jupyter-widgets/jupyterlab-manager`` agree, else a cell
+prints ``Error displaying widget``. ``check_widget_frontend`` reads this kernel's environment."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Execute the lessons headless: the instructor's dry run, and what the tests use.
 
-``python -m helpers.course.lessons [01_stateless_model 03 ...] --out build/notebooks`` (``make
-lessons``: all, in order) runs each top to bottom on a real Jupyter kernel (nbclient) in
-``notebooks/``, a timeout per cell; the executed copy goes to the output folder (never over the
-source); a table of run times is printed at the end."""
+``python -m helpers.course.lessons [01_stateless_model 03 ...] --out build/notebooks`` (``make lessons``:
+all, in order) runs each top to bottom on a real Jupyter kernel (nbclient) in ``notebooks/``, a timeout
+per cell; the executed copy goes to the output folder (never over the source); it prints the run times."""
 
 from __future__ import annotations
 
@@ -21,19 +20,15 @@ from helpers.config import project_root
 DEFAULT_CELL_TIMEOUT = 300  # seconds per cell, well above the slowest cell (lesson 08's replay)
 
 
-def notebooks_dir() -> Path:
-    """The course's ``notebooks/`` folder."""
-    return project_root() / "notebooks"
-
-
 def lesson_paths(selection: list[str] | None = None) -> list[Path]:
-    """Lesson notebooks, sorted by name; ``selection`` keeps names or number prefixes (``"03"``).
-    FileNotFoundError: a selected name matches no lesson."""
-    paths, chosen = sorted(notebooks_dir().glob("[0-9][0-9]*.ipynb")), []
+    """Lesson notebooks (``notebooks/``), sorted by name; ``selection`` keeps names or number prefixes
+    (``"03"``). FileNotFoundError: a selected name matches no lesson."""
+    folder = project_root() / "notebooks"
+    paths, chosen = sorted(folder.glob("[0-9][0-9]*.ipynb")), []
     for wanted in selection or ():
         matches = [p for p in paths if p.stem == wanted or p.stem.startswith(wanted)]
         if not matches:
-            raise FileNotFoundError(f"No lesson matches {wanted!r} in {notebooks_dir()}")
+            raise FileNotFoundError(f"No lesson matches {wanted!r} in {folder}")
         chosen.extend(m for m in matches if m not in chosen)
     return chosen if selection else paths
 

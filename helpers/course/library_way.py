@@ -1,7 +1,6 @@
 """The library way of 2026, wrapped so the lessons can compare it with the helpers: ``LibrarySummary``
-(LangChain v1's ``SummarizationMiddleware`` as a ``helpers.memory.MemoryStrategy``, measured by
-``helpers.memory.replay`` like ``RunningSummary``, lesson 05) and ``langchain_retriever``
-(``langchain_milvus.Milvus`` over a ``MemoryStore``'s rows, same COSINE / IVF_FLAT, lesson 06)."""
+(``SummarizationMiddleware`` as a ``helpers.memory.MemoryStrategy``, lesson 05), ``langchain_retriever``
+(``langchain_milvus.Milvus`` over a ``MemoryStore``'s rows, lesson 06) and ``library_token_window``."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ class LibrarySummary:
     so far plus the new one) and sends ``[system prompt, *state]``; the middleware decides what is
     summarized (into a ``HumanMessage`` "Here is a summary of the conversation to date: ...") and kept.
     ``model`` writes the summaries; ``trigger``, ``keep``: e.g. ``("messages", 6)``, ``("messages", 2)``;
-    ``("tokens", n)`` counts with ``helpers.tokens.count_tokens``.
-    """
+    ``("tokens", n)`` counts with ``helpers.tokens.count_tokens``."""
 
     cost_note = ("when the history passes the trigger", "the library's summary + recent messages")
     embedding_calls = 0
@@ -91,8 +89,7 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
 
     Returns ``(vector_store, retriever)``: ``retriever.invoke("What is my job?")`` gives ``Document``s
     (metadata: user_id, session_id, round, timestamp); ``vector_store.similarity_search_with_score(q,
-    k, expr=...)`` adds cosine scores. Raises ``store.InvalidIdError`` for an invalid ``user_id``.
-    """
+    k, expr=...)`` adds cosine scores. Raises ``store.InvalidIdError`` for an invalid ``user_id``."""
     from langchain_milvus import Milvus
 
     from helpers.course.embeddings import get_embeddings

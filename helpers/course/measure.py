@@ -1,8 +1,6 @@
-"""``make evaluate`` (``python -m helpers.course.measure``) and lesson 08's closing exercise.
-
-``main``: every strategy of ``helpers.evaluate.default_strategies`` on one long conversation, headless;
-writes ``results.md``, ``results.json`` (``--save``: also the saved result lesson 08 can show).
-``load_exported_conversation`` / ``context_fit``: your own chat export against context windows."""
+"""``make evaluate`` (``python -m helpers.course.measure``: every strategy of ``helpers.evaluate``'s
+``default_strategies`` on one long conversation, headless) and lesson 08's closing exercise (your own
+chat export against context windows: ``load_exported_conversation``, ``context_fit``)."""
 
 from __future__ import annotations
 
@@ -103,8 +101,7 @@ def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> li
     windows = json.loads(path.read_text(encoding="utf-8"))
     total = count_tokens(messages) + reply_tokens
     return [{"model": m["model"], "provider": m["provider"], "context window": m["context_tokens"],
-             "conversation + reply": total,
-             "% of window": round(100 * total / m["context_tokens"], 1),
+             "conversation + reply": total, "% of window": round(100 * total / m["context_tokens"], 1),
              "fits": total <= m["context_tokens"], "source": m["source"]}
             for m in windows["models"]]
 

@@ -1,12 +1,8 @@
 """Where the course's Milvus is and how a lesson connects to it, with plain-sentence errors.
 
-``lesson_milvus_uri`` / ``milvus_connection``: the URI (and token) a lesson uses. With no
-``MILVUS_URI`` each lesson that opens Milvus Lite has its own folder (``LESSON_LITE_FOLDERS``, chosen
-by ``lesson=``, never by a collection's name): Milvus Lite lets one process open a folder, and
-JupyterLab keeps a kernel running when its tab closes. ``connect``: a ``pymilvus.MilvusClient`` or a
-plain-sentence error; ``open_store`` / ``drop_collection``: a ``MemoryStore`` on that connection, or
-the deletion of a collection another embedding model made; ``import_pymilvus``: the import workaround.
-"""
+With no ``MILVUS_URI`` each lesson that opens Milvus Lite has its own folder (``LESSON_LITE_FOLDERS``,
+chosen by ``lesson=``, never by a collection's name): Milvus Lite lets one process open a folder, and
+JupyterLab keeps a kernel running when its tab closes."""
 
 from __future__ import annotations
 
@@ -40,10 +36,14 @@ def lesson_milvus_uri(lesson: str | None, settings: Settings | None = None) -> s
     return str(Path(settings.milvus_uri).parent / LESSON_LITE_FOLDERS[lesson])
 
 
-def milvus_connection(settings: Settings | None = None, lesson: str | None = None) -> tuple[str, str | None]:
-    """``(uri, token)`` of the course's Milvus (``lesson_milvus_uri(lesson, settings)``)."""
+def milvus_connection(settings: Settings | None = None, lesson: str | None = None, uri: str | None = None,
+                      token: str | None = None) -> tuple[str, str | None]:
+    """``(uri, token)`` of the course's Milvus: ``lesson_milvus_uri(lesson, settings)`` and ``token``
+    (default ``MILVUS_TOKEN``). A given ``uri`` is returned with ``token`` unchanged (no default)."""
+    if uri is not None:
+        return str(uri), token
     settings = settings or load_settings()
-    return lesson_milvus_uri(lesson, settings), settings.milvus_token
+    return lesson_milvus_uri(lesson, settings), token or settings.milvus_token
 
 
 def import_pymilvus():
@@ -109,12 +109,11 @@ def _unreachable(uri: str, exc: Exception) -> str:
 
 
 def connect(uri: str, token: str | None = None, timeout: float = 30.0):
-    """A ``pymilvus.MilvusClient`` for ``uri`` (a Milvus Lite path ending in ``.db``, its folder
-    created; ``http://host:19530``; a Zilliz Cloud URI), ``token`` (server, cloud), ``timeout`` (s).
-    Raises LiteLockedError (another process has this Lite folder open; the message names the
-    lesson's kernel and how to free it), MilvusUnavailableError (the server cannot be reached; the
-    message says how to start one), MilvusStoreError (Lite could not open the folder otherwise),
-    ValueError (a Lite path not ending in ``.db``)."""
+    """A ``pymilvus.MilvusClient`` for ``uri`` (a Milvus Lite path ending in ``.db``, its folder created;
+    ``http://host:19530``; a Zilliz Cloud URI), ``token`` (server, cloud), ``timeout`` (s). Raises
+    LiteLockedError (another process has this Lite folder open; the message names the lesson's kernel and
+    how to free it), MilvusUnavailableError (the server cannot be reached; the message says how to start
+    one), MilvusStoreError (Lite could not open it otherwise), ValueError (a Lite path without ``.db``)."""
     import_pymilvus()
     from pymilvus import MilvusClient
     from pymilvus.exceptions import ConnectionConfigException, MilvusException
@@ -144,29 +143,21 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
         raise MilvusUnavailableError(_unreachable(uri, exc)) from None
 
 
-def _where(lesson, uri, token, settings) -> tuple[str, str | None]:
-    if uri is None:
-        uri, default_token = milvus_connection(settings, lesson)
-        token = token or default_token
-    return str(uri), token
-
-
 def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = None, uri: str | None = None,
                token: str | None = None, settings: Settings | None = None, embeddings=None,
                flush_every: int | str | None = "auto", **options) -> MemoryStore:
     """A ``MemoryStore`` (``collection``, created if missing) on the course's Milvus.
 
-    ``lesson`` (``"06"``, ``"07"``, ``"08"``): that lesson's Lite folder when ``MILVUS_URI`` is not
-    set (``None``: ``course.db``); ``uri``, ``token``: another Milvus (default
-    ``milvus_connection(settings, lesson)``); ``settings`` from ``show_setup()`` (default: the
-    environment) also pick the default ``embeddings`` (a LangChain ``Embeddings``); ``flush_every``:
-    rows, ``None``, or ``"auto"``: ``LITE_FLUSH_EVERY`` on Milvus Lite, never on a server (it seals
-    segments itself); ``options``: other ``MemoryStore`` arguments (``dim``, ``drop_existing``,
-    ``timeout`` ...). Raises what ``connect`` and ``MemoryStore`` raise (LiteLockedError,
-    MilvusUnavailableError, DimensionMismatchError, MilvusStoreError)."""
+    ``lesson`` (``"06"``, ``"07"``, ``"08"``): that lesson's Lite folder when ``MILVUS_URI`` is not set
+    (``None``: ``course.db``); ``uri``, ``token``: another Milvus (default ``milvus_connection(settings,
+    lesson)``); ``settings`` from ``show_setup()`` (default: the environment) also pick the default
+    ``embeddings`` (a LangChain ``Embeddings``); ``flush_every``: rows, ``None``, or ``"auto"``:
+    ``LITE_FLUSH_EVERY`` on Milvus Lite, never on a server (it seals segments itself); ``options``: other
+    ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...). Raises what ``connect`` and the
+    store raise (LiteLockedError, MilvusUnavailableError, DimensionMismatchError, MilvusStoreError)."""
     from helpers.course.embeddings import get_embeddings
 
-    uri, token = _where(lesson, uri, token, settings)
+    uri, token = milvus_connection(settings, lesson, uri, token)
     kind = milvus_kind(uri)
     if flush_every == "auto":
         flush_every = LITE_FLUSH_EVERY if kind == "lite" else None
@@ -185,7 +176,7 @@ def drop_collection(collection: str, *, lesson: str | None = None, uri: str | No
     """Delete ``collection`` without opening it as a store (works when its vector length does not
     match the current embedding model). ``lesson``, ``uri``, ``token``, ``settings`` as for
     ``open_store``. Returns ``True`` if it existed. Raises what ``connect`` raises."""
-    client = connect(*_where(lesson, uri, token, settings))
+    client = connect(*milvus_connection(settings, lesson, uri, token))
     try:
         if existed := client.has_collection(collection):
             client.drop_collection(collection)

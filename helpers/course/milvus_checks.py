@@ -1,7 +1,5 @@
-"""The article's self-check list for a Milvus memory collection, run as real checks (lesson 06).
-
-Each check (database, fields, vector length, index, loaded, output fields, unique ids, the empty
-result's fallback) asks Milvus: a wrong setting shows as a red row, not as a wrong answer later."""
+"""The article's self-check list for a Milvus memory collection, run as real checks (lesson 06):
+each asks Milvus, so a wrong setting shows as a red row, not as a wrong answer later."""
 
 from __future__ import annotations
 

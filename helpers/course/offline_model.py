@@ -12,8 +12,7 @@ Pipeline for one call (the functions named here are public and tested):
 3. Else a question (``is_question``)? Cut it into its questions (``split_question``: "What is my
    name and where do I live?" is two). For each, ``find_answers`` ranks the sentences by ``score``
    (a later sentence that ``corrects`` the best one goes first); quote them or say "I don't know".
-   Else acknowledge the statement (greeting a name it introduces).
-"""
+   Else acknowledge the statement (greeting a name it introduces)."""
 
 from __future__ import annotations
 
@@ -127,7 +126,7 @@ _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
 _ROLE_PREFIX = re.compile(r"^(human|user|ai|assistant|system|사용자|어시스턴트)\s*:\s*", re.I)
 _ROLES = {"human": "human", "user": "human", "사용자": "human", "system": "system"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s+")
-_TAG = re.compile(r"^\s*\[[^\]]{0,40}\]\s*")
+_TAGS = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)+")  # leading tags: "[round 3] [session-2] ..."
 _SUMMARY_REQUEST = re.compile(
     r"\bsummari[sz](?:e|ing)\b|\bsum up\b|\brecap\b|\bnew summary\s*:"
     r"|\b(?:write|give|make|create|produce|update|extend|provide|return|prepare|generate)\b"
@@ -325,10 +324,7 @@ def _message_text(message: BaseMessage) -> str:  # str content, or its text bloc
 
 def _strip_markers(line: str) -> tuple[str, bool]:
     bullet = bool(_BULLET.match(line))
-    line = _BULLET.sub("", line)
-    while _TAG.match(line):
-        line = _TAG.sub("", line, count=1)
-    return line.strip(), bullet
+    return _TAGS.sub("", _BULLET.sub("", line)).strip(), bullet
 
 
 def _role_lines(text: str, default_role: str) -> list[tuple[str, str, bool]]:
@@ -412,9 +408,7 @@ def _score_clause(question: tuple[Token, ...], clause: tuple[Token, ...]) -> flo
 
 def score(question: str, statement: str) -> float:
     """How well ``statement`` answers ``question`` (0-1): the share of the question's content words
-    (or synonyms) in it, best of the whole sentence and its clauses. 0 if it lacks the person or pet
-    asked about or is of another category (color vs food); x0.4 if someone else comes before the
-    matching words ("My sister is called Mina" for "What is my name?")."""
+    (or synonyms) in it, best of the whole sentence and its clauses (``_score_clause`` has the rules)."""
     q_tokens = tuple(_distinct(tokenize(question), lambda t: t.concept or t.forms))
     if not q_tokens:
         return 0.0
@@ -567,9 +561,7 @@ def respond(messages: Sequence[BaseMessage], max_summary_facts: int = 60, max_qu
 
 class OfflineChatModel(BaseChatModel):
     """Offline stand-in: a transparent, rule-based program, NOT a language model. No network, no
-    key, no state between calls; it answers only from the messages it is sent (see ``respond``):
-    a question by quoting what the user stated that matches it best, or "I don't know"; a summary
-    request with the user's first-person facts; anything else with "Got it." or a greeting."""
+    key, no state between calls; it answers only from the messages it is sent (``respond``)."""
 
     max_summary_facts: int = 60  # a summary keeps at most this many facts (the most recent)
     max_quotes: int = 3  # an answer quotes at most this many sentences

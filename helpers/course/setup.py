@@ -1,9 +1,5 @@
-"""``show_setup()``, the first code cell of every lesson, and ``get_chat_model()`` (plumbing).
-
-``show_setup`` prints one line naming the active chat model, embeddings and database, tests a
-configured key once (no tokens spent), falls back to the offline models for a part whose key is
-refused, and returns the ``Settings`` the lesson passes on. Provider errors become one sentence.
-"""
+"""``show_setup()``, the first code cell of every lesson, and ``get_chat_model()`` (plumbing);
+provider errors become one plain sentence (``describe_provider_error``)."""
 
 from __future__ import annotations
 
@@ -98,13 +94,12 @@ def _install_plain_errors(settings: Settings) -> None:
 
 
 def show_setup(check: bool = True) -> Settings:
-    """Print one line naming the active chat model, embeddings and database, plus a sentence for
-    each fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
-    ``get_embeddings(settings)``). Never raises for a missing or wrong key; keeps no global (a
-    function given no settings reads the environment again). ``check``: test each configured key
-    once against the model list; a refused key or unreachable endpoint makes that part offline in
-    the returned settings, a ``CHAT_MODEL`` the endpoint does not list only gets a note (some
-    providers list part of their models)."""
+    """Print one line naming the active chat model, embeddings and database, plus a sentence for each
+    fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
+    ``get_embeddings(settings)``). Never raises for a missing or wrong key; keeps no global (a function
+    given no settings reads the environment again). ``check``: test each configured key once against the
+    model list; a refused key or unreachable endpoint makes that part offline in the returned settings; a
+    ``CHAT_MODEL`` the endpoint does not list only gets a note (some providers list part of their models)."""
     settings = load_settings()
     notes, offline = list(settings.notes), []
     for part, provider, name in (("chat", settings.chat_provider, "chat model"),

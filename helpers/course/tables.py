@@ -47,10 +47,8 @@ def what_is_kept(record: TurnRecord) -> str:
 
 def article_cost_table(runs: dict[str, Sequence[TurnRecord]]) -> list[dict]:
     """The article's cost table (trigger, cost, what is kept) with measured numbers, one row per
-    strategy: when its memory works, prompt tokens per turn and at the last turn, extra model
-    calls and embedding calls per 100 turns, the tokens of its own calls, what reaches the model
-    (in general, and at the last turn), and evidence recall (``evaluate.recall_totals``: ``None``
-    without probe records such as ``evaluate.ScoredTurn``)."""
+    strategy of ``runs`` (name -> its replay's records); "evidence recall" (``evaluate.recall_totals``)
+    is ``None`` without probe records such as ``evaluate.ScoredTurn``."""
     rows = []
     for name, records in runs.items():
         n = max(len(records), 1)
