@@ -22,13 +22,15 @@ _spec.loader.exec_module(minutes)
 def test_goals_state_the_computed_minutes(path):
     parts = minutes.lesson_minutes(path)
     core, further = minutes.stated_minutes(path)
-    assert core == parts["core"].minutes, f"{path.name}: Goals say {core} min, the yardstick {parts['core']}"
-    if parts["going further"].words or parts["going further"].cells:
-        assert further == parts["going further"].minutes, f"{path.name}: going further {parts['going further']}"
+    core_part, further_part = parts["core"], parts["going further"]
+    assert core == core_part.minutes, f"{path.name}: Goals say {core} min, the yardstick {core_part}"
+    if further_part.words or further_part.cells:
+        assert further == further_part.minutes, f"{path.name}: Going further {further_part}"
 
 
 def test_the_core_of_lessons_01_to_08_fits_the_slot():
-    total = sum(minutes.lesson_minutes(p)["core"].minutes for p in lesson_paths() if not p.name.startswith("00"))
+    total = sum(minutes.lesson_minutes(p)["core"].minutes
+                for p in lesson_paths() if not p.name.startswith("00"))
     assert total <= minutes.CORE_LIMIT, total
 
 
@@ -40,9 +42,10 @@ def test_code_cells_are_short():
 
 def test_the_yardstick_counts_what_it_says(tmp_path):
     def cell(kind, text):
-        return {"cell_type": kind, "source": [text], "metadata": {}, **({"outputs": [], "execution_count": None}
-                                                                         if kind == "code" else {})}
-    nb = {"cells": [cell("markdown", "**Goals** (5 min; the *Going further* section adds 2 min)\n" + "word " * 190),
+        code = {"outputs": [], "execution_count": None} if kind == "code" else {}
+        return {"cell_type": kind, "source": [text], "metadata": {}, **code}
+    goals = "**Goals** (5 min; the *Going further* section adds 2 min)\n"
+    nb = {"cells": [cell("markdown", goals + "word " * 190),
                     cell("code", 'with ask("q1") as q:\n    q.measured(1)'),
                     cell("markdown", "## Going further: more\n" + "w " * 96), cell("code", "x = 1"),
                     cell("markdown", "## Try it\nplay"), cell("code", "# your experiments here")],
@@ -50,7 +53,8 @@ def test_the_yardstick_counts_what_it_says(tmp_path):
     path = tmp_path / "99_x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     parts = minutes.lesson_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
-    assert (parts["core"].words, parts["core"].cells, parts["core"].checks, parts["core"].try_it) == (213, 1, 1, 3)
-    assert parts["core"].minutes == 8  # ceil(2.13 + 1 + 1 + 3): the Goals, the prose, the Why, Try it
-    assert (parts["going further"].words, parts["going further"].cells, parts["going further"].minutes) == (99, 1, 2)
+    core, further = parts["core"], parts["going further"]
+    assert (core.words, core.cells, core.checks, core.try_it) == (213, 1, 1, 3)
+    assert core.minutes == 8  # ceil(2.13 + 1 + 1 + 3): the Goals, the prose, the Why, Try it
+    assert (further.words, further.cells, further.minutes) == (99, 1, 2)
     assert minutes.stated_minutes(path) == (5, 2)
