@@ -87,7 +87,7 @@ print(json.dumps({
     "korean_recall": [{"reply": r.reply, "retrieved": [[m.session_id, m.round] for m in log.retrieved]}
                       for r, log in zip(korean, week_later.turns_log)],
     "thresholds": rows,
-    "selfchecks": _selfchecks,
+    "selfchecks": _selfchecks, "why": q.why(),
     "bob": [{"reply": r.reply, "users": [m.user_id for m in log.retrieved]}
             for r, log in zip(bob_records, bob.turns_log)],
     "korean": {"bytes": utf8_len(diary), "chunks": len(found.ids),
@@ -266,7 +266,7 @@ def test_06_retrieval_milvus():
     reply, retrieved = shown["narrow"]  # the article's top 2: only questions, no statement
     assert retrieved == [["month", 13], ["next-week", 2]] and "know" in reply
 
-    # the raw MilvusClient cell, last question (the job): its fact first
+    # the article's MilvusClient cell (five fields, no user filter), last question (the job): its fact first
     assert shown["article"] == ["저는 소프트웨어 엔지니어로 일해요.", "제 이름은 민수예요."]
     name, job = shown["korean_recall"]  # a week later, from Milvus, among other memories
     assert "민수" in name["reply"] and {s for s, _ in name["retrieved"]} == {"day-1"}
@@ -277,6 +277,7 @@ def test_06_retrieval_milvus():
     assert by_model[("e5", "en")]["wrong pairs (median)"] > 0.7
     assert by_model[("MiniLM", "en")]["wrong pairs (median)"] < 0.2
     assert_self_checked(shown, ["06.ko_first", "06.dropped_at_0.3"])
+    assert "{" not in shown["why"] and "multilingual-e5-small" in shown["why"]  # filled from the run
 
     first, second = shown["bob"]  # isolation: nothing of Alice's
     assert first["users"] == [] and "know" in first["reply"]
