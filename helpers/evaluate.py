@@ -73,14 +73,13 @@ def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
 
 def evidence_reached(prompt: Prompt, probe: dict,
                      evidence_ids: dict[str, str] | None = None) -> tuple[bool, str | None]:
-    """Did the turns that answer ``probe`` (``evidence``: data turn ids; ``expects``: the answer's
-    words) reach the model in ``prompt``, and how? Each evidence turn must be a source of a verbatim,
-    retrieved or summary part (by message id: ``evidence_ids``, from ``replay_message_ids``), and
-    when one came only through the summary, the answer's words must be in those parts; words found
-    in some other message count for nothing. ``evidence_ids=None``: the word-only measure, for parts
-    naming no sources (every expected word anywhere in the verbatim, summary or retrieved text).
-    Returns ``(reached, how)``: ``how`` is ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"``
-    (several kinds of parts), or ``None`` when not reached."""
+    """Did the turns that answer ``probe`` (``evidence``: data turn ids; ``expects``: the answer's words)
+    reach the model in ``prompt``, and how? Each evidence turn must be a source of a verbatim, retrieved
+    or summary part (by message id: ``evidence_ids``, from ``replay_message_ids``); one that came only
+    through the summary needs the answer's words in those parts; words in other messages count for
+    nothing. ``evidence_ids=None``: the word-only measure, for parts naming no sources (every expected
+    word anywhere in the verbatim, summary or retrieved text). Returns ``(reached, how)``: ``how`` is
+    ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"`` (several kinds) or ``None`` (not reached)."""
     words = [word.lower() for word in probe["expects"]]
     if evidence_ids is None:
         texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
@@ -114,12 +113,10 @@ class ScoredTurn(TurnRecord):
 
 def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseChatModel,
                       max_turns: int | None = None, progress: bool = True) -> list[ScoredTurn]:
-    """Replay ``conversation`` through ``strategy`` and score its probes.
-
-    ``conversation`` comes from ``load_long_conversation``; ``max_turns`` stops after that many
-    data turns; ``progress`` shows a tqdm bar. Returns one ``ScoredTurn`` per replayed turn; an
-    unanswerable probe gets ``how="unanswerable"`` and ``answer_correct`` = "I don't know" said.
-    """
+    """Replay ``conversation`` (from ``load_long_conversation``; ``max_turns``: its first data turns
+    only; ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per
+    replayed turn; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I don't
+    know" said."""
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}
@@ -202,8 +199,8 @@ def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dic
 
 
 def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
-    """The strategies lesson 08 compares, full history first (the reference). Retrieval and
-    layered memory share ``store`` (a ``helpers.store.MemoryStore``) under different user ids."""
+    """The strategies lesson 08 compares, full history first (the reference). Retrieval and layered
+    memory share ``store`` (a ``MemoryStore``) under different user ids."""
     from helpers.layered import LayeredMemory
     from helpers.retrieval import RetrievalMemory
     from helpers.summary import RunningSummary, TokenTrigger

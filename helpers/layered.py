@@ -5,9 +5,8 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Each message is its own Milvus row with its kind (kinds.py), speaker and session date. LangChain has
-each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever) but no memory that
-combines them with a budget per section."""
+Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each layer
+(``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their budgets per section."""
 
 from __future__ import annotations
 
@@ -78,13 +77,11 @@ class LayeredMemory:
         store, user_id, session_id: where the rows go (``session_id``: the first session).
         window_tokens: budget of the newest messages plus the new message (tokens).
         max_summary_tokens: cap of the running summary (tokens).
-        summarize_over: fold the stored recent messages into the summary when they pass this many
-            tokens, keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer,
-            larger summary calls, since each call re-sends the summary and its instructions).
-        retrieval_tokens: budget of the retrieved section (tokens) for a question or request; hits
-            that do not fit are skipped. ``retrieval_budget`` gives the rule.
-        retrieval_share: that budget grows to this share of the tokens written to Milvus so far (a
-            longer history has more to find; ``0``: fixed).
+        summarize_over: fold the stored recent messages into the summary past this many tokens,
+            keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer, larger calls).
+        retrieval_tokens: budget of the retrieved section (tokens) for a question or request.
+        retrieval_share: that budget grows to this share of the tokens written to Milvus so far
+            (``0``: fixed; the rule: ``retrieval_budget``).
         statement_retrieval_tokens: the budget for a statement (tokens; default 0: a statement is
             answered from the window and the summary).
         neighbours_of: the top this-many hits each bring their speaker's nearest statement before
@@ -111,8 +108,7 @@ class LayeredMemory:
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
         self.store, self.session_date = store, session_date
-        self.user_id = validate_id(user_id, "user id")
-        self.session_id = validate_id(session_id, "session id")
+        self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
@@ -124,10 +120,8 @@ class LayeredMemory:
         self._written = WrittenTurns()
         self._turn: LayeredTurn | None = None
 
-    @property
-    def name(self) -> str:
-        return (f"layered (window {self.window_tokens} + summary {self.max_summary_tokens} + "
-                f"retrieval {self.retrieval_tokens} tokens)")
+    name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
+                    f" + retrieval {self.retrieval_tokens} tokens)")
 
     embedding_calls = property(lambda self: self.store.embedding_calls)
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
