@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
+from itertools import groupby
 from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -43,32 +44,38 @@ def load_long_conversation(path: str | Path | None = None) -> dict:
     return data
 
 
+def replay_steps(turns: Sequence[dict]) -> list[tuple[list[dict], list[dict]]]:
+    """The data turns grouped into the replay's steps, ``(user lines, assistant lines)``, nothing dropped
+    or moved to another session. Lines of one role in a row in a session are one message; user lines
+    followed by assistant lines of their session have them as recorded reply, else each user line is a
+    step for the model to answer (a probe); assistant lines with no user line before are a step alone."""
+    steps: list[tuple[list[dict], list[dict]]] = []
+    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), t.get("speaker")
+                                                                 == "assistant")):
+        run = list(group)
+        if assistant and steps and not steps[-1][1] and steps[-1][0][0].get("session_id") == session:
+            steps[-1] = (steps[-1][0], run)  # the reply of the user lines before
+        else:
+            steps.append(([], run) if assistant else (run, []))
+    return [step for users, replies in steps
+            for step in ([(users, replies)] if replies else [([t], []) for t in users])]
+
+
 def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
-    """The ``Turn`` objects to replay. In a two-speaker file (turns with ``speaker``) each
-    assistant line becomes the recorded reply of the user turn before it (no model call); user
-    turns without one (the probes) are answered by the model. Session dates go with each turn."""
-    out: list[Turn] = []
-    for t in turns:
-        if t.get("speaker") != "assistant":
-            out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
-        elif out and out[-1].reply is None:
-            out[-1] = replace(out[-1], reply=t["text"])
-    return out
+    """The ``Turn`` of each of ``replay_steps(turns)``: a message's lines joined by ``"\\n"``, the first
+    line's id, session and date; the model answers only user messages with no recorded reply."""
+    def text(lines: list[dict]) -> str | None:
+        return "\n".join(t["text"] for t in lines) if lines else None
+
+    return [Turn(text(users), first.get("session_id"), first["id"], first.get("date", ""), text(replies))
+            for users, replies in replay_steps(turns) for first in [(users or replies)[0]]]
 
 
 def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
-    """Data turn id -> the message id the replay gives it (``memory.message_id``), for the turns
-    ``conversation_turns`` makes: a user line is ``t<n>-user``, the assistant line after it
-    ``t<n>-reply``."""
-    ids: dict[str, str] = {}
-    number, reply_open = 0, False
-    for t in turns:
-        if t.get("speaker") != "assistant":
-            number += 1
-            ids[t["id"]], reply_open = message_id(number, "user"), True
-        elif reply_open:
-            ids[t["id"]], reply_open = message_id(number, "reply"), False
-    return ids
+    """Data turn id -> the id of the message it is part of in the replay (``memory.message_id``):
+    the lines of step ``n`` of ``replay_steps`` are ``t<n>-user`` and ``t<n>-reply``."""
+    return {t["id"]: message_id(n, role) for n, step in enumerate(replay_steps(turns), start=1)
+            for role, lines in zip(("user", "reply"), step, strict=True) for t in lines}
 
 
 def evidence_reached(prompt: Prompt, probe: dict,
@@ -114,9 +121,9 @@ class ScoredTurn(TurnRecord):
 def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseChatModel,
                       max_turns: int | None = None, progress: bool = True) -> list[ScoredTurn]:
     """Replay ``conversation`` (from ``load_long_conversation``; ``max_turns``: its first data turns
-    only; ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per
-    replayed turn; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I don't
-    know" said."""
+    only; ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per step
+    of ``replay_steps``; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I
+    don't know" said."""
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}

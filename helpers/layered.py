@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.budget import fill_budget
 from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, normalized
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import WrittenTurns
+from helpers.retrieval import WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.tokens import count_message_tokens, count_text_tokens
@@ -37,7 +37,7 @@ class WindowBudgetError(ValueError):
 class LayeredTurn:
     """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent, the calls made."""
 
-    round: int
+    round: int  # of the turn's first row
     window_section_tokens: int = 0
     summary_section_tokens: int = 0
     retrieved_section_tokens: int = 0
@@ -48,22 +48,24 @@ class LayeredTurn:
 
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
-                   round_number: int, user: BaseMessage, reply: BaseMessage, *, date: str = "",
+                   first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None) -> list[str]:
-    """Store a turn as a row per message (rounds ``2r - 1`` and ``2r``: neighbours are the messages around a
-    row), each with its kind (``"echo"``: a reply only repeating ``supplied``), speaker and ``date``, in one
-    embedding call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
-    texts = [user.text, reply.text]
+    """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
+    ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
+    repeating ``supplied``), speaker and ``date``, in one embedding call. ``other`` counts the reply
+    side's turns (classified like the user's once a person)."""
+    texts = [m.text for m in messages]
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
-    vectors = store.embed(texts) if one_chunk else [None, None]
+    vectors = store.embed(texts) if one_chunk else [None] * len(texts)
     ids = []
-    for offset, (message, speaker) in enumerate(((user, "user"), (reply, "assistant"))):
+    for offset, message in enumerate(messages):
+        speaker = "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
             other.add(message.text)
         kind = classify_turn(message.text, speaker, other is not None and other.is_person)
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
             kind = "echo"
-        number = 2 * round_number - 1 + offset
+        number = first_round + offset
         ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
                          date=date, vector=vectors[offset])
         written.add(session_id, number, message)
@@ -179,21 +181,18 @@ class LayeredMemory:
         return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write the turn's two messages to Milvus and fold old messages into the running summary
-        when the stored ones pass ``summarize_over``; return ``[summary?, *recent]``. Raises
-        ``helpers.summary.SummarizationError`` if the summary call failed (nothing was replaced)."""
-        turn = self._turn or LayeredTurn(round=self.round)
-        user, reply = stored[-2], stored[-1]
+        """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
+        past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
+        turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         calls = self.store.embedding_calls
-        write_messages(self.store, self._written, self.user_id, self.session_id, self.round,
-                       user, reply, date=self.session_date, supplied=turn.supplied,
-                       other=self.other_speaker)
-        self.stored_tokens += count_text_tokens(user.text) + count_text_tokens(reply.text)
+        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
+                       date=self.session_date, supplied=turn.supplied, other=self.other_speaker)
+        self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1
             stored = step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
-        self._turn, self.round = None, self.round + 1
+        self._turn, self.round = None, self.round + len(new)
         return list(stored)

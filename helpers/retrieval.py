@@ -18,9 +18,15 @@ HEADER = "Relevant memories (oldest first):"
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 
-def format_turn(user: str, reply: str | None = None) -> str:
-    """One turn as the article stores it: ``"User: <user>\\nAI: <reply>"`` (no reply: ``"User: <user>"``)."""
-    return f"User: {user}" if reply is None else f"User: {user}\nAI: {reply}"
+def format_turn(user: str | None, reply: str | None = None) -> str:
+    """One turn as the article stores it, ``"User: <user>\\nAI: <reply>"``, a line per text given."""
+    return "\n".join(f"{who}: {t}" for who, t in (("User", user), ("AI", reply)) if t is not None)
+
+
+def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages of the step ``stored`` ends with, not written yet: the reply, and the user
+    message before it if there is one (before a recorded reply alone is the last step's reply)."""
+    return list(stored[-2:] if len(stored) > 1 and stored[-2].type == "human" else stored[-1:])
 
 
 def memory_line(row: Row) -> str:
@@ -90,7 +96,7 @@ class RetrievalMemory:
     Args: ``store``; ``user_id``, ``session_id`` (InvalidIdError if unsafe); ``top_k`` hits per question;
     ``min_score`` drop hits below this cosine similarity (``None``: keep them); ``all_sessions`` search
     every session (else ``session_id``'s); ``first_round`` of the first turn. Keeps no message list
-    (Milvus is the memory); ``last_retrieved``: the latest hits; ``turns_log``: a ``RetrievalTurn`` a turn."""
+    (Milvus is the memory); ``last_retrieved``: the latest hits; ``turns_log``: a ``RetrievalTurn`` a step."""
 
     cost_note = ("every turn (embed + search + insert)", "top-k turns by meaning, any session")
 
@@ -130,15 +136,16 @@ class RetrievalMemory:
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``stored[-2:]`` (question, reply) as round ``self.round``; ``[]`` (``model`` unused)."""
-        user, reply = stored[-2], stored[-1]
+        """Write ``step_messages(stored)`` (question if any, reply) as round ``self.round``; ``[]``."""
+        *user, reply = step_messages(stored)
+        question = user[0].text if user else None
         turn, calls, began = self._pending, self.store.embedding_calls, time.perf_counter()
-        if turn is None or turn.question != user.text:  # prompt() did not see this question
-            turn = RetrievalTurn(self.round, user.text, [])
-        self.store.add(self.user_id, self.session_id, self.round, format_turn(user.text, reply.text))
+        if turn is None or turn.question != question:  # prompt() did not see this question
+            turn = RetrievalTurn(self.round, question or "", [])
+        self.store.add(self.user_id, self.session_id, self.round, format_turn(question, reply.text))
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, user, reply)
+        self._written.add(self.session_id, self.round, *user, reply)
         self.turns_log.append(turn)
         self._pending, self.round = None, self.round + 1
         return []
