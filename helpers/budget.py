@@ -84,11 +84,13 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
-                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
+                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None,
+                prefer: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question``
     (embedded once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the
-    window), bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never
-    of ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first.
+    window), put hits where ``prefer`` is true first (e.g. the lines of the person a question names),
+    bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
+    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first.
 
     Returns ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""``
     when nothing fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what
@@ -98,7 +100,7 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     for hit in store.search(user_id, question, candidates, kinds=kinds):
         if skip is None or not skip(hit):
             unique.setdefault(normalized(hit.content), hit)
-    hits = list(unique.values())
+    hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)

@@ -205,9 +205,9 @@ def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dic
     return out
 
 
-def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
+def default_strategies(store, user_id: str, names: dict[str, str] | None = None) -> list[MemoryStrategy]:
     """The strategies lesson 08 compares, full history first (the reference). Retrieval and layered
-    memory share ``store`` (a ``MemoryStore``) under different user ids."""
+    memory share ``store`` (a ``MemoryStore``) under different user ids, with ``names`` (``speakers``)."""
     from helpers.layered import LayeredMemory
     from helpers.retrieval import RetrievalMemory
     from helpers.summary import RunningSummary, TokenTrigger
@@ -218,6 +218,6 @@ def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
         CountWindow(20),
         TokenWindow(800),
         RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=600),
-        RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3),
-        LayeredMemory(store, f"{user_id}-layered", "session-1"),
+        RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3, names=names),
+        LayeredMemory(store, f"{user_id}-layered", "session-1", names=names),
     ]

@@ -7,6 +7,7 @@ its memories), so a search can filter in Milvus (``SEARCHED_KINDS``) instead of 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 #: Every kind a row is stored with (``turn``: a whole "User: ...\nAI: ..." row, lesson 06).
 KINDS = ("turn", "statement", "question", "request", "chat", "reply", "dont_know", "echo")
@@ -60,6 +61,14 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」')
 def normalized(text: str) -> str:
     """Lower-cased, whitespace folded: the one de-duplication key of stored and retrieved text."""
     return " ".join(text.lower().split())
+
+
+def named_speaker(text: str, names: Mapping[str, str] | None) -> str | None:
+    """The one name of ``names`` (role -> name) that ``text`` mentions, any case, as a word or
+    before a particle ("Marta's", "민수는"; not "Annabel" for Ann), else ``None`` (none or several)."""
+    found = [n for n in (names or {}).values()
+             if n and re.search(rf"\b{re.escape(n)}(?![a-z])", text, re.IGNORECASE)]
+    return found[0] if len(found) == 1 else None
 
 
 def language_of(text: str) -> str:

@@ -10,14 +10,14 @@ Each message is a Milvus row with its kind (kinds.py), speaker and date. LangCha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
-from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, normalized
+from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, named_speaker, normalized
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
@@ -49,11 +49,12 @@ class LayeredTurn:
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
-                   supplied: str = "", other: OtherSpeaker | None = None) -> list[str]:
+                   supplied: str = "", other: OtherSpeaker | None = None,
+                   names: Mapping[str, str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
-    repeating ``supplied``), speaker and ``date``, in one embedding call. ``other`` counts the reply
-    side's turns (classified like the user's once a person)."""
+    repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
+    call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
     texts = [m.text for m in messages]
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
     vectors = store.embed(texts) if one_chunk else [None] * len(texts)
@@ -67,7 +68,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
             kind = "echo"
         number = first_round + offset
         ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
-                         date=date, vector=vectors[offset])
+                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset])
         written.add(session_id, number, message)
     return ids
 
@@ -89,6 +90,8 @@ class LayeredMemory:
         neighbours_of: the top this-many hits each bring their speaker's nearest statement before
             and after (a fact told over two messages).
         session_date: the first session's ISO date (``start_session`` sets later ones).
+        names: the speakers' (role -> name): stored with each row and shown with it; a question
+            naming one of them gets that person's rows first.
 
     Attributes: ``log`` (a ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits).
     Raises ValueError for a budget below 1 or a negative setting, InvalidIdError for an unsafe id.
@@ -101,7 +104,8 @@ class LayeredMemory:
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.05, statement_retrieval_tokens: int = 0,
-                 neighbours_of: int = 3, session_date: str = "") -> None:
+                 neighbours_of: int = 3, session_date: str = "",
+                 names: Mapping[str, str] | None = None) -> None:
         if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
             raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
                              f"got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}")
@@ -109,7 +113,7 @@ class LayeredMemory:
             raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
-        self.store, self.session_date = store, session_date
+        self.store, self.session_date, self.names = store, session_date, names
         self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
@@ -170,11 +174,12 @@ class LayeredMemory:
         if budget < 1:
             return None
         calls = self.store.embedding_calls
-        in_window = {normalized(m.text) for m in window}
+        in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=SEARCHED_KINDS, candidates=max(30, budget // 20),
                                  neighbours_of=self.neighbours_of,
-                                 skip=lambda hit: normalized(hit.content) in in_window)
+                                 skip=lambda hit: normalized(hit.content) in in_window,
+                                 prefer=(lambda hit: hit.name == named) if named else None)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(self._written.sources(hits))}
@@ -186,7 +191,8 @@ class LayeredMemory:
         turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         calls = self.store.embedding_calls
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
-                       date=self.session_date, supplied=turn.supplied, other=self.other_speaker)
+                       date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
+                       names=self.names)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
