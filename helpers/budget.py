@@ -1,12 +1,8 @@
 """Filling a token budget with hits (lessons 07-08): best first, with neighbours, in one format.
 
-Plain top-k retrieval fails on long two-person conversations in known ways: a fixed k wastes the
-budget or drops a hit that does not fit without trying the next one, the fact is often in the row
-*next to* the hit, and the same words said twice take the budget twice. ``fill_budget`` searches
-the user's statements (``kinds.SEARCHED_KINDS``), drops repeats (``kinds.normalized``), brings the
-top hits' nearest rows of the same speaker, and fills the budget best first (``select_hits``),
-counting every line of ``retrieval.format_hits`` with ``tokens.count_text_tokens``. The effect of
-each step: docs/design-notes.md.
+Plain top-k fails on long two-person conversations: a fixed k wastes the budget or drops a hit that
+does not fit without trying the next, the fact is often in the row *next to* the hit, and words said
+twice take the budget twice. ``fill_budget`` fixes each (the effect of each step: docs/design-notes.md).
 """
 
 from __future__ import annotations
@@ -40,21 +36,14 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
                 neighbours: Mapping[Hashable, Sequence[Row]] | None = None, max_hits: int | None = None,
                 group_cost: Callable[[Row], tuple[Hashable, int]] | None = None,
                 neighbour_hits: int | None = None) -> list[Row]:
-    """Best-first budget fill with neighbouring rows: for each hit in rank order, take it if it fits
-    (else skip it and try the next: never stop at the first that overflows), then its neighbours
-    (nearest first) that fit and are not taken yet. Returns the rows in the order taken (hit, its
-    neighbours, next hit ...).
+    """Best-first budget fill: each hit in rank order (``ranked``, ``turn_id`` identifies a row) is
+    taken if it fits (else the next is tried: never stop at the first that overflows), then its
+    ``neighbours`` (turn id -> rows, nearest first) that fit. Returns the rows in the order taken.
 
-    Args:
-        ranked: hits, best first (``turn_id`` identifies a row).
-        budget_tokens: tokens for everything selected (int >= 0; ValueError if negative).
-        cost: tokens one row costs as sent.
-        neighbours: turn id -> its neighbouring rows; ``None``: none.
-        max_hits: at most this many hits (neighbours not counted); ``None``: the budget decides.
-        group_cost: ``row -> (group, tokens)``: the first row taken from a group also pays
-            ``tokens`` (a session header line), so the formatted text stays within the budget.
-        neighbour_hits: only the first this many hits taken bring neighbours (``None``: all).
-    """
+    ``budget_tokens``: for everything taken (int >= 0, else ValueError); ``cost``: a row's tokens as
+    sent; ``max_hits``: at most this many hits (``None``: the budget decides); ``group_cost``: ``row ->
+    (group, tokens)``, paid by a group's first row (its session header line); ``neighbour_hits``: only
+    the first this many hits bring neighbours (``None``: all)."""
     if budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
     taken: dict[Hashable, Row] = {}
@@ -95,28 +84,23 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
-                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
-    """One retrieval step: search, drop repeats, bring neighbours, fill the budget, format.
-
-    Args:
-        store: a ``MemoryStore`` (any object with its ``search`` and ``neighbours`` works).
-        user_id: whose rows. question: the new message (embedded once by ``store.search``).
-        budget_tokens: tokens for the whole formatted text, header lines included (int >= 0).
-        kinds: kinds searched (default statements); ``None``: every row.
-        candidates: hits fetched before the budget is filled.
-        neighbours_of: how many of the top hits bring the nearest row of their speaker before and
-            after (0: none); a row of a kind in ``kinds.NEVER_NEIGHBOURS`` is never brought.
-        skip: leave out a hit for which this is true (e.g. already in the prompt's window).
+                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None,
+                prefer: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
+    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question``
+    (embedded once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the
+    window), put hits where ``prefer`` is true first (e.g. the lines of the person a question names),
+    bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
+    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first.
 
     Returns ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""``
     when nothing fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what
-    ``store.search`` raises.
+    ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its search and neighbours).
     """
     unique: dict[str, Hit] = {}  # the same words said twice take the budget once
     for hit in store.search(user_id, question, candidates, kinds=kinds):
         if skip is None or not skip(hit):
             unique.setdefault(normalized(hit.content), hit)
-    hits = list(unique.values())
+    hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)

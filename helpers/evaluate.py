@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
+from itertools import groupby
 from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -43,44 +44,49 @@ def load_long_conversation(path: str | Path | None = None) -> dict:
     return data
 
 
+def replay_steps(turns: Sequence[dict]) -> list[tuple[list[dict], list[dict]]]:
+    """The data turns grouped into the replay's steps, ``(user lines, assistant lines)``, nothing dropped
+    or moved to another session. Lines of one role in a row in a session are one message; user lines
+    followed by assistant lines of their session have them as recorded reply, else each user line is a
+    step for the model to answer (a probe); assistant lines with no user line before are a step alone."""
+    steps: list[tuple[list[dict], list[dict]]] = []
+    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), t.get("speaker")
+                                                                 == "assistant")):
+        run = list(group)
+        if assistant and steps and not steps[-1][1] and steps[-1][0][0].get("session_id") == session:
+            steps[-1] = (steps[-1][0], run)  # the reply of the user lines before
+        else:
+            steps.append(([], run) if assistant else (run, []))
+    return [step for users, replies in steps
+            for step in ([(users, replies)] if replies else [([t], []) for t in users])]
+
+
 def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
-    """The ``Turn`` objects to replay. In a two-speaker file (turns with ``speaker``) each
-    assistant line becomes the recorded reply of the user turn before it (no model call); user
-    turns without one (the probes) are answered by the model. Session dates go with each turn."""
-    out: list[Turn] = []
-    for t in turns:
-        if t.get("speaker") != "assistant":
-            out.append(Turn(t["text"], t["session_id"], t["id"], t.get("date", "")))
-        elif out and out[-1].reply is None:
-            out[-1] = replace(out[-1], reply=t["text"])
-    return out
+    """The ``Turn`` of each of ``replay_steps(turns)``: a message's lines joined by ``"\\n"``, the first
+    line's id, session and date; the model answers only user messages with no recorded reply."""
+    def text(lines: list[dict]) -> str | None:
+        return "\n".join(t["text"] for t in lines) if lines else None
+
+    return [Turn(text(users), first.get("session_id"), first["id"], first.get("date", ""), text(replies))
+            for users, replies in replay_steps(turns) for first in [(users or replies)[0]]]
 
 
 def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
-    """Data turn id -> the message id the replay gives it (``memory.message_id``), for the turns
-    ``conversation_turns`` makes: a user line is ``t<n>-user``, the assistant line after it
-    ``t<n>-reply``."""
-    ids: dict[str, str] = {}
-    number, reply_open = 0, False
-    for t in turns:
-        if t.get("speaker") != "assistant":
-            number += 1
-            ids[t["id"]], reply_open = message_id(number, "user"), True
-        elif reply_open:
-            ids[t["id"]], reply_open = message_id(number, "reply"), False
-    return ids
+    """Data turn id -> the id of the message it is part of in the replay (``memory.message_id``):
+    the lines of step ``n`` of ``replay_steps`` are ``t<n>-user`` and ``t<n>-reply``."""
+    return {t["id"]: message_id(n, role) for n, step in enumerate(replay_steps(turns), start=1)
+            for role, lines in zip(("user", "reply"), step, strict=True) for t in lines}
 
 
 def evidence_reached(prompt: Prompt, probe: dict,
                      evidence_ids: dict[str, str] | None = None) -> tuple[bool, str | None]:
-    """Did the turns that answer ``probe`` (``evidence``: data turn ids; ``expects``: the answer's
-    words) reach the model in ``prompt``, and how? Each evidence turn must be a source of a verbatim,
-    retrieved or summary part (by message id: ``evidence_ids``, from ``replay_message_ids``), and
-    when one came only through the summary, the answer's words must be in those parts; words found
-    in some other message count for nothing. ``evidence_ids=None``: the word-only measure, for parts
-    naming no sources (every expected word anywhere in the verbatim, summary or retrieved text).
-    Returns ``(reached, how)``: ``how`` is ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"``
-    (several kinds of parts), or ``None`` when not reached."""
+    """Did the turns that answer ``probe`` (``evidence``: data turn ids; ``expects``: the answer's words)
+    reach the model in ``prompt``, and how? Each evidence turn must be a source of a verbatim, retrieved
+    or summary part (by message id: ``evidence_ids``, from ``replay_message_ids``); one that came only
+    through the summary needs the answer's words in those parts; words in other messages count for
+    nothing. ``evidence_ids=None``: the word-only measure, for parts naming no sources (every expected
+    word anywhere in the verbatim, summary or retrieved text). Returns ``(reached, how)``: ``how`` is
+    ``"verbatim"``, ``"summary"``, ``"retrieved"``, ``"mixed"`` (several kinds) or ``None`` (not reached)."""
     words = [word.lower() for word in probe["expects"]]
     if evidence_ids is None:
         texts = {kind: "\n".join(p.text for p in prompt.of_kind(kind)).lower()
@@ -114,12 +120,10 @@ class ScoredTurn(TurnRecord):
 
 def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseChatModel,
                       max_turns: int | None = None, progress: bool = True) -> list[ScoredTurn]:
-    """Replay ``conversation`` through ``strategy`` and score its probes.
-
-    ``conversation`` comes from ``load_long_conversation``; ``max_turns`` stops after that many
-    data turns; ``progress`` shows a tqdm bar. Returns one ``ScoredTurn`` per replayed turn; an
-    unanswerable probe gets ``how="unanswerable"`` and ``answer_correct`` = "I don't know" said.
-    """
+    """Replay ``conversation`` (from ``load_long_conversation``; ``max_turns``: its first data turns
+    only; ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per step
+    of ``replay_steps``; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I
+    don't know" said."""
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}
@@ -201,9 +205,9 @@ def per_category_recall(turns: dict[str, list[dict]], conversation: dict) -> dic
     return out
 
 
-def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
-    """The strategies lesson 08 compares, full history first (the reference). Retrieval and
-    layered memory share ``store`` (a ``helpers.store.MemoryStore``) under different user ids."""
+def default_strategies(store, user_id: str, names: dict[str, str] | None = None) -> list[MemoryStrategy]:
+    """The strategies lesson 08 compares, full history first (the reference). Retrieval and layered
+    memory share ``store`` (a ``MemoryStore``) under different user ids, with ``names`` (``speakers``)."""
     from helpers.layered import LayeredMemory
     from helpers.retrieval import RetrievalMemory
     from helpers.summary import RunningSummary, TokenTrigger
@@ -214,6 +218,6 @@ def default_strategies(store, user_id: str) -> list[MemoryStrategy]:
         CountWindow(20),
         TokenWindow(800),
         RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=600),
-        RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3),
-        LayeredMemory(store, f"{user_id}-layered", "session-1"),
+        RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3, names=names),
+        LayeredMemory(store, f"{user_id}-layered", "session-1", names=names),
     ]

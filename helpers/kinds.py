@@ -7,6 +7,7 @@ its memories), so a search can filter in Milvus (``SEARCHED_KINDS``) instead of 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 #: Every kind a row is stored with (``turn``: a whole "User: ...\nAI: ..." row, lesson 06).
 KINDS = ("turn", "statement", "question", "request", "chat", "reply", "dont_know", "echo")
@@ -62,6 +63,14 @@ def normalized(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def named_speaker(text: str, names: Mapping[str, str] | None) -> str | None:
+    """The one name of ``names`` (role -> name) that ``text`` mentions, any case, as a word or
+    before a particle ("Marta's", "민수는"; not "Annabel" for Ann), else ``None`` (none or several)."""
+    found = [n for n in (names or {}).values()
+             if n and re.search(rf"\b{re.escape(n)}(?![a-z])", text, re.IGNORECASE)]
+    return found[0] if len(found) == 1 else None
+
+
 def language_of(text: str) -> str:
     """``"ko"`` if at least a fifth of the letters of ``text`` are Hangul syllables, else ``"en"``."""
     letters = [c for c in text if c.isalpha()]
@@ -110,15 +119,13 @@ class OtherSpeaker:
 
 
 def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
-    """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str);
-    ``speaker``: ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the
-    assistant's side is a person (``OtherSpeaker.is_person``), so it is classified like the user.
-
-    Returns ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence
-    with content asks: the others hold fewer than ``STATEMENT_WORDS`` content words);
-    ``"request"`` (the user's turn starts like an instruction or ends like a Korean request);
-    ``"reply"`` (the assistant's turn that does not speak of itself); ``"chat"`` (no content
-    word); else ``"statement"``."""
+    """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str); ``speaker``:
+    ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the assistant's side is a person
+    (``OtherSpeaker.is_person``), so it is classified like the user. Returns ``"dont_know"`` (the
+    assistant says it does not know); ``"question"`` (every sentence with content asks: the others hold
+    fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn starts like an
+    instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does not speak of
+    itself); ``"chat"`` (no content word); else ``"statement"``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     stripped = text.strip()

@@ -5,22 +5,21 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Each message is its own Milvus row with its kind (kinds.py), speaker and session date. LangChain has
-each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever) but no memory that
-combines them with a budget per section."""
+Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each layer
+(``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their budgets per section."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
-from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, normalized
+from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, named_speaker, normalized
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import WrittenTurns
+from helpers.retrieval import WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.tokens import count_message_tokens, count_text_tokens
@@ -38,7 +37,7 @@ class WindowBudgetError(ValueError):
 class LayeredTurn:
     """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent, the calls made."""
 
-    round: int
+    round: int  # of the turn's first row
     window_section_tokens: int = 0
     summary_section_tokens: int = 0
     retrieved_section_tokens: int = 0
@@ -49,24 +48,27 @@ class LayeredTurn:
 
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
-                   round_number: int, user: BaseMessage, reply: BaseMessage, *, date: str = "",
-                   supplied: str = "", other: OtherSpeaker | None = None) -> list[str]:
-    """Store a turn as a row per message (rounds ``2r - 1`` and ``2r``: neighbours are the messages around a
-    row), each with its kind (``"echo"``: a reply only repeating ``supplied``), speaker and ``date``, in one
-    embedding call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
-    texts = [user.text, reply.text]
+                   first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
+                   supplied: str = "", other: OtherSpeaker | None = None,
+                   names: Mapping[str, str] | None = None) -> list[str]:
+    """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
+    ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
+    repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
+    call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
+    texts = [m.text for m in messages]
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
-    vectors = store.embed(texts) if one_chunk else [None, None]
+    vectors = store.embed(texts) if one_chunk else [None] * len(texts)
     ids = []
-    for offset, (message, speaker) in enumerate(((user, "user"), (reply, "assistant"))):
+    for offset, message in enumerate(messages):
+        speaker = "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
             other.add(message.text)
         kind = classify_turn(message.text, speaker, other is not None and other.is_person)
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
             kind = "echo"
-        number = 2 * round_number - 1 + offset
+        number = first_round + offset
         ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
-                         date=date, vector=vectors[offset])
+                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset])
         written.add(session_id, number, message)
     return ids
 
@@ -78,18 +80,18 @@ class LayeredMemory:
         store, user_id, session_id: where the rows go (``session_id``: the first session).
         window_tokens: budget of the newest messages plus the new message (tokens).
         max_summary_tokens: cap of the running summary (tokens).
-        summarize_over: fold the stored recent messages into the summary when they pass this many
-            tokens, keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer,
-            larger summary calls, since each call re-sends the summary and its instructions).
-        retrieval_tokens: budget of the retrieved section (tokens) for a question or request; hits
-            that do not fit are skipped. ``retrieval_budget`` gives the rule.
-        retrieval_share: that budget grows to this share of the tokens written to Milvus so far (a
-            longer history has more to find; ``0``: fixed).
+        summarize_over: fold the stored recent messages into the summary past this many tokens,
+            keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer, larger calls).
+        retrieval_tokens: budget of the retrieved section (tokens) for a question or request.
+        retrieval_share: that budget grows to this share of the tokens written to Milvus so far
+            (``0``: fixed; the rule: ``retrieval_budget``).
         statement_retrieval_tokens: the budget for a statement (tokens; default 0: a statement is
             answered from the window and the summary).
         neighbours_of: the top this-many hits each bring their speaker's nearest statement before
             and after (a fact told over two messages).
         session_date: the first session's ISO date (``start_session`` sets later ones).
+        names: the speakers' (role -> name): stored with each row and shown with it; a question
+            naming one of them gets that person's rows first.
 
     Attributes: ``log`` (a ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits).
     Raises ValueError for a budget below 1 or a negative setting, InvalidIdError for an unsafe id.
@@ -102,7 +104,8 @@ class LayeredMemory:
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.05, statement_retrieval_tokens: int = 0,
-                 neighbours_of: int = 3, session_date: str = "") -> None:
+                 neighbours_of: int = 3, session_date: str = "",
+                 names: Mapping[str, str] | None = None) -> None:
         if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
             raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
                              f"got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}")
@@ -110,9 +113,8 @@ class LayeredMemory:
             raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
-        self.store, self.session_date = store, session_date
-        self.user_id = validate_id(user_id, "user id")
-        self.session_id = validate_id(session_id, "session id")
+        self.store, self.session_date, self.names = store, session_date, names
+        self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
@@ -124,10 +126,8 @@ class LayeredMemory:
         self._written = WrittenTurns()
         self._turn: LayeredTurn | None = None
 
-    @property
-    def name(self) -> str:
-        return (f"layered (window {self.window_tokens} + summary {self.max_summary_tokens} + "
-                f"retrieval {self.retrieval_tokens} tokens)")
+    name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
+                    f" + retrieval {self.retrieval_tokens} tokens)")
 
     embedding_calls = property(lambda self: self.store.embedding_calls)
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
@@ -174,32 +174,31 @@ class LayeredMemory:
         if budget < 1:
             return None
         calls = self.store.embedding_calls
-        in_window = {normalized(m.text) for m in window}
+        in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=SEARCHED_KINDS, candidates=max(30, budget // 20),
                                  neighbours_of=self.neighbours_of,
-                                 skip=lambda hit: normalized(hit.content) in in_window)
+                                 skip=lambda hit: normalized(hit.content) in in_window,
+                                 prefer=(lambda hit: hit.name == named) if named else None)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(self._written.sources(hits))}
         return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write the turn's two messages to Milvus and fold old messages into the running summary
-        when the stored ones pass ``summarize_over``; return ``[summary?, *recent]``. Raises
-        ``helpers.summary.SummarizationError`` if the summary call failed (nothing was replaced)."""
-        turn = self._turn or LayeredTurn(round=self.round)
-        user, reply = stored[-2], stored[-1]
+        """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
+        past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
+        turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         calls = self.store.embedding_calls
-        write_messages(self.store, self._written, self.user_id, self.session_id, self.round,
-                       user, reply, date=self.session_date, supplied=turn.supplied,
-                       other=self.other_speaker)
-        self.stored_tokens += count_text_tokens(user.text) + count_text_tokens(reply.text)
+        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
+                       date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
+                       names=self.names)
+        self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1
             stored = step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
-        self._turn, self.round = None, self.round + 1
+        self._turn, self.round = None, self.round + len(new)
         return list(stored)

@@ -159,7 +159,8 @@ def counting_model_calls():
 
 @dataclass
 class TurnRecord:
-    """One replayed turn. Tokens as ``helpers.tokens`` counts them; times in milliseconds."""
+    """One replayed step (tokens as ``helpers.tokens`` counts them; ms). A recorded reply alone (``Turn.text``
+    None) sends nothing (empty prompt, 0 prompt tokens, ``user`` ""); its memory costs count as any turn's."""
 
     turn: int  # position in the replay, 1-based
     user: str
@@ -192,10 +193,11 @@ class TurnRecord:
 
 @dataclass(frozen=True)
 class Turn:
-    """One user message to replay (``date``: the session's, ISO; ``reply``: the other speaker's
-    recorded line, stored as the reply with no model call)."""
+    """One step to replay: the user message ``text`` and its ``reply``, the other speaker's recorded
+    line, stored with no model call (``None``: the model answers). ``text=None``: a recorded reply
+    alone (e.g. the other speaker opens a session): no prompt, no call. ``date``: the session's, ISO."""
 
-    text: str
+    text: str | None
     session_id: str | None = None
     turn_id: str = ""
     date: str = ""
@@ -233,24 +235,25 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if turn.session_id not in (None, session):  # a new session; strategies of your own need no date
                 session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
                 stored = list(strategy.start_session(session, stored, **dated))
-            new_message = HumanMessage(turn.text, id=message_id(number, "user"))
+            new = [HumanMessage(turn.text, id=message_id(number, "user"))] if turn.text is not None else []
             embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
             before, start = calls.snapshot(), time.perf_counter()
-            prompt = strategy.prompt(system, stored, new_message)
+            prompt = strategy.prompt(system, stored, new[0]) if new else Prompt()  # a reply alone: none
             asked, prompt_done = calls.snapshot(), time.perf_counter()
             reply = model.invoke(prompt) if turn.reply is None else AIMessage(turn.reply)
             answer_done, answered = time.perf_counter(), calls.snapshot()
             reply.id = message_id(number, "reply")
-            stored = list(strategy.after_turn(model, [*stored, new_message, reply]))
+            stored = list(strategy.after_turn(model, [*stored, *new, reply]))
             end, after = time.perf_counter(), calls.snapshot()
             spent = [a - b for a, b in zip(after, before, strict=True)]  # calls, tokens in, out, seconds
             answer_seconds = answer_done - prompt_done  # the rest of spent[3]: the memory's own calls
-            tokens_sent = count_tokens(prompt)
+            tokens_sent = count_tokens(prompt) if new else 0
             answer_call = turn.reply is None  # a recorded reply made no answer call to subtract
-            timeline, marks = timeline_and_marks(system, [*everything, new_message], prompt)
-            everything += [new_message, reply]
+            timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
+            everything += [*new, reply]
             done = record(
-                turn=number, user=turn.text, reply=reply.text, prompt=prompt, timeline=timeline, marks=marks,
+                turn=number, user=turn.text or "", reply=reply.text, prompt=prompt, timeline=timeline,
+                marks=marks,
                 reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0), prompt_tokens=tokens_sent,
                 memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
                 memory_call_input_tokens=spent[1] - tokens_sent * answer_call,
@@ -274,7 +277,7 @@ def totals(records: Sequence[TurnRecord]) -> dict:
 
     return {"turns": len(records),
             "prompt tokens (total)": sum(r.prompt_tokens for r in records),
-            "prompt tokens (last turn)": records[-1].prompt_tokens if records else 0,
+            "prompt tokens (last turn)": next((r.prompt_tokens for r in records[::-1] if r.prompt), 0),
             "extra calls": sum(r.memory_calls for r in records),
             "summary tokens": sum(r.memory_call_tokens for r in records),
             "extra call tokens": sum(r.memory_call_input_tokens for r in records),

@@ -4,7 +4,7 @@ article's top-k strategy ("Milvus long-term memory")."""
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date as _date
 
@@ -18,9 +18,17 @@ HEADER = "Relevant memories (oldest first):"
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 
-def format_turn(user: str, reply: str | None = None) -> str:
-    """One turn as the article stores it: ``"User: <user>\\nAI: <reply>"`` (no reply: ``"User: <user>"``)."""
-    return f"User: {user}" if reply is None else f"User: {user}\nAI: {reply}"
+def format_turn(user: str | None, reply: str | None = None, names: Mapping[str, str] | None = None) -> str:
+    """One turn as the article stores it, ``"User: <user>\\nAI: <reply>"``, a line per text given;
+    ``names`` (role -> name, e.g. ``{"user": "Hannah", "assistant": "Marta"}``) replace the role words."""
+    who = {"user": "User", "assistant": "AI", **(names or {})}
+    return "\n".join(f"{who[r]}: {t}" for r, t in (("user", user), ("assistant", reply)) if t is not None)
+
+
+def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages of the step ``stored`` ends with, not written yet: the reply, and the user
+    message before it if there is one (before a recorded reply alone is the last step's reply)."""
+    return list(stored[-2:] if len(stored) > 1 and stored[-2].type == "human" else stored[-1:])
 
 
 def memory_line(row: Row) -> str:
@@ -85,20 +93,22 @@ class RetrievalTurn:
 class RetrievalMemory:
     """The article's retrieval memory as a ``helpers.memory.MemoryStrategy``: ``prompt`` sends ``[system,
     "<format_hits(top-k hits)>\\n\\nQuestion: <question>"]`` (the question alone when nothing is found);
-    ``after_turn`` writes ``format_turn(user, reply)`` as one row of kind ``"turn"``, embedded whole.
+    ``after_turn`` writes ``format_turn(user, reply, names)`` as one row of kind ``"turn"``, embedded whole.
 
     Args: ``store``; ``user_id``, ``session_id`` (InvalidIdError if unsafe); ``top_k`` hits per question;
     ``min_score`` drop hits below this cosine similarity (``None``: keep them); ``all_sessions`` search
-    every session (else ``session_id``'s); ``first_round`` of the first turn. Keeps no message list
-    (Milvus is the memory); ``last_retrieved``: the latest hits; ``turns_log``: a ``RetrievalTurn`` a turn."""
+    every session (else ``session_id``'s); ``first_round`` of the first turn; ``names`` the speakers' (role
+    -> name: "Hannah: ..." for "User: ..."). Keeps no message list (Milvus is the memory);
+    ``last_retrieved``: the latest hits; ``turns_log``: a ``RetrievalTurn`` a step."""
 
     cost_note = ("every turn (embed + search + insert)", "top-k turns by meaning, any session")
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", top_k: int = 3,
-                 min_score: float | None = None, all_sessions: bool = True, first_round: int = 1) -> None:
+                 min_score: float | None = None, all_sessions: bool = True, first_round: int = 1,
+                 names: Mapping[str, str] | None = None) -> None:
         self.store, self.user_id = store, validate_id(user_id, "user id")
         self.session_id, self.round = validate_id(session_id, "session id"), first_round
-        self.top_k, self.min_score, self.all_sessions = top_k, min_score, all_sessions
+        self.top_k, self.min_score, self.all_sessions, self.names = top_k, min_score, all_sessions, names
         self.last_retrieved, self.turns_log = [], []  # list[Hit], list[RetrievalTurn]
         self._written, self._pending = WrittenTurns(), None
 
@@ -130,15 +140,17 @@ class RetrievalMemory:
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``stored[-2:]`` (question, reply) as round ``self.round``; ``[]`` (``model`` unused)."""
-        user, reply = stored[-2], stored[-1]
+        """Write ``step_messages(stored)`` (question if any, reply) as round ``self.round``; ``[]``."""
+        *user, reply = step_messages(stored)
+        question = user[0].text if user else None
         turn, calls, began = self._pending, self.store.embedding_calls, time.perf_counter()
-        if turn is None or turn.question != user.text:  # prompt() did not see this question
-            turn = RetrievalTurn(self.round, user.text, [])
-        self.store.add(self.user_id, self.session_id, self.round, format_turn(user.text, reply.text))
+        if turn is None or turn.question != question:  # prompt() did not see this question
+            turn = RetrievalTurn(self.round, question or "", [])
+        text = format_turn(question, reply.text, self.names)
+        self.store.add(self.user_id, self.session_id, self.round, text)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, user, reply)
+        self._written.add(self.session_id, self.round, *user, reply)
         self.turns_log.append(turn)
         self._pending, self.round = None, self.round + 1
         return []

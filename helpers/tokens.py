@@ -168,11 +168,7 @@ class TokenCounter:
         self.model, self.maxsize, self.hits, self.misses = model, maxsize, 0, 0
         self._cache: OrderedDict[tuple, int] = OrderedDict()
 
-    def __repr__(self) -> str:
-        return (f"TokenCounter(model={self.model!r}, cached={len(self)},"
-                f" hits={self.hits}, misses={self.misses})")
-
-    def __len__(self) -> int:
+    def __len__(self) -> int:  # messages cached
         return len(self._cache)
 
     def message_tokens(self, message: BaseMessage) -> int:

@@ -1,13 +1,11 @@
 """Windows: send the model only the newest part of a conversation; the strategies built on them.
 
-* ``last_n_messages``: the article's ``slice(-4)``, deliberately naive (it can drop the system
-  prompt, start on a reply whose question is gone, keep a tool result without its call).
-* ``count_window``: the system message + at most ``max_messages`` newest, starting on a human
-  message: a turn (with its tool calls and results) is kept whole or not at all.
-* ``token_window``: LangChain's ``trim_messages`` with a token budget, but ``max_tokens`` is the
-  whole prompt as ``count_tokens`` counts it (3 reply-priming tokens taken off once, not per
-  sub-list), a question that does not fit raises ``TokenBudgetError`` instead of vanishing, and
-  only the cached tail the budget reaches is counted, so a turn costs the same at any length.
+``last_n_messages`` is the article's ``slice(-4)``, deliberately naive (it can drop the system prompt,
+start on a reply whose question is gone, keep a tool result without its call); ``count_window`` keeps a
+turn (with its tool calls and results) whole or not at all; ``token_window`` is LangChain's
+``trim_messages``, but ``max_tokens`` is the whole prompt as ``count_tokens`` counts it, a question that
+does not fit raises ``TokenBudgetError`` instead of vanishing, and only the tail the budget reaches is
+counted (a turn costs the same at any length).
 """
 
 from __future__ import annotations

@@ -266,3 +266,84 @@ def test_per_category_recall_and_the_saved_result(model):
     assert (saved["measured"], saved["conversation"], saved["per_category"]) == (
         "by hand", convo["id"], table)
     assert [row["strategy"] for row in saved["summary"]] == list(runs)
+
+
+# -- any order of speakers -----------------------------------------------------------------------------
+
+# Sessions that open with the other speaker, two lines of one role in a row (both roles), probes.
+OPENERS = {**SMALL, "speakers": {"user": "Tess", "assistant": "Mel"}, "turns": [
+    {"id": "a1", "session_id": "s1", "date": "2025-02-22", "speaker": "assistant",
+     "text": "Hi Tess! I adopted a parrot, his name is Kiwi."},
+    {"id": "a2", "session_id": "s1", "date": "2025-02-22", "speaker": "assistant",
+     "text": "He whistles all day."},
+    {"id": "u1", "session_id": "s1", "date": "2025-02-22", "speaker": "user",
+     "text": "I keep three beehives."},
+    {"id": "u2", "session_id": "s1", "date": "2025-02-22", "speaker": "user",
+     "text": "The bees are Italian."},
+    {"id": "a3", "session_id": "s1", "date": "2025-02-22", "speaker": "assistant",
+     "text": "Three! That is a lot of honey."},
+    {"id": "a4", "session_id": "s2", "date": "2025-03-04", "speaker": "assistant",
+     "text": "I taught Kiwi a new song yesterday."},
+    {"id": "p1", "session_id": "s2", "date": "2025-03-04", "speaker": "user",
+     "text": "What is the name of Mel's parrot?"},
+    {"id": "p2", "session_id": "s2", "date": "2025-03-04", "speaker": "user",
+     "text": "How many beehives do I keep?"},
+], "probes": [{"turn_id": "p1", "question": "What is the name of Mel's parrot?", "evidence": ["a1"],
+               "expects": ["Kiwi"]},
+              SMALL["probes"][0] | {"turn_id": "p2", "evidence": ["u1"]}]}
+
+
+def test_sessions_may_open_with_either_speaker_and_lines_of_one_role_are_one_message():
+    from helpers.evaluate import conversation_turns, replay_message_ids
+    from helpers.memory import Turn
+
+    text = {t["id"]: t["text"] for t in OPENERS["turns"]}
+    assert conversation_turns(OPENERS["turns"]) == [
+        Turn(None, "s1", "a1", "2025-02-22", f"{text['a1']}\n{text['a2']}"),
+        Turn(f"{text['u1']}\n{text['u2']}", "s1", "u1", "2025-02-22", text["a3"]),
+        Turn(None, "s2", "a4", "2025-03-04", text["a4"]),  # not moved into session s1
+        Turn(text["p1"], "s2", "p1", "2025-03-04"), Turn(text["p2"], "s2", "p2", "2025-03-04")]
+    assert replay_message_ids(OPENERS["turns"]) == {
+        "a1": "t1-reply", "a2": "t1-reply", "u1": "t2-user", "u2": "t2-user", "a3": "t2-reply",
+        "a4": "t3-reply", "p1": "t4-user", "p2": "t5-user"}
+
+
+def every_line_reached_the_replay(conversation: dict, rows) -> bool:
+    """Each data line is in the message its id maps to, in the last step's timeline (the whole
+    conversation so far), and each recorded message is its lines joined: nothing dropped or added."""
+    from helpers.evaluate import replay_message_ids
+
+    ids = replay_message_ids(conversation["turns"])
+    messages = {m.id: m.text for m in rows[-1].timeline[1:]}
+    lines: dict[str, list[str]] = {}
+    for t in conversation["turns"]:
+        lines.setdefault(ids[t["id"]], []).append(t["text"])
+    return all(messages.get(i) == "\n".join(texts) for i, texts in lines.items())
+
+
+def test_every_recorded_line_reaches_the_replay_and_only_probes_call_the_model(model):
+    calls = []
+    rows = evaluate_strategy(FullHistory(), OPENERS, model.with_listeners(on_start=calls.append),
+                             progress=False)
+    assert len(calls) == 2  # the two probes; no call for a recorded line
+    assert every_line_reached_the_replay(OPENERS, rows)
+    assert [(r.user, r.prompt_tokens, r.reply_tokens) for r in (rows[0], rows[2])] == [("", 0, 0)] * 2
+    assert [(r.turn_id, r.evidence_reached, r.how) for r in rows if r.probe] == [
+        ("p1", True, "verbatim"), ("p2", True, "verbatim")]
+    window = evaluate_strategy(CountWindow(7), OPENERS, model, progress=False)
+    assert [r.evidence_reached for r in window if r.probe] == [False, True]  # a window starts on a
+    table = summarize_runs({"full history": rows, "count window": window})  # user message: not a1
+    assert [row["evidence recall"] for row in table] == [1.0, 0.5]
+    assert table[0]["prompt tokens at last turn"] == rows[-1].prompt_tokens
+    assert table[0]["prompt tokens (total)"] == sum(r.prompt_tokens for r in rows[3:]) + rows[1].prompt_tokens
+
+
+@pytest.mark.parametrize("name", ["hard_conversation", "friends_conversation", "long_conversation",
+                                  "long_conversation_ko"])
+def test_full_history_reaches_every_line_and_every_evidence_of_our_conversations(name, model):
+    conversation = load_long_conversation(project_root() / "data" / "evaluation" / f"{name}.json")
+    rows = evaluate_strategy(FullHistory(), conversation, model, progress=False)
+    assert every_line_reached_the_replay(conversation, rows)
+    probes = [r for r in rows if r.probe]
+    assert [r.turn_id for r in probes] == [p["turn_id"] for p in conversation["probes"] if p["expects"]]
+    assert all(r.evidence_reached for r in probes)

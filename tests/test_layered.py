@@ -134,6 +134,31 @@ def test_layered_recall_finds_the_other_speakers_facts_and_gates_statements(stor
     assert "Assistant: Busy with the kids! I painted that lake sunrise" in part.text
 
 
+def test_layered_stores_every_line_once_with_the_speakers_names(store, model):
+    """Sessions opened by the other speaker, lines of one role in a row: each message is one row
+    (rounds in order, the next session from 1), with its speaker's name; the question naming Mel
+    gets her rows first, shown under her name."""
+    from test_evaluation import OPENERS
+
+    from helpers.layered import LayeredMemory
+
+    memory = LayeredMemory(store, "tess-o", "s1", names=OPENERS["speakers"], window_tokens=60)
+    rows = evaluate_strategy(memory, OPENERS, model, progress=False)
+    text = {t["id"]: t["text"] for t in OPENERS["turns"]}
+    stored = [(r.session_id, r.round, r.speaker, r.name, r.content) for r in store.rows("tess-o")]
+    assert stored[:5] == [
+        ("s1", 1, "assistant", "Mel", f"{text['a1']}\n{text['a2']}"),
+        ("s1", 2, "user", "Tess", f"{text['u1']}\n{text['u2']}"),
+        ("s1", 3, "assistant", "Mel", text["a3"]),
+        ("s2", 1, "assistant", "Mel", text["a4"]),
+        ("s2", 2, "user", "Tess", text["p1"])]
+    assert len(stored) == 4 + 4  # the two probes and their answers
+    assert (rows[0].prompt_tokens, rows[0].embedding_calls) == (0, 1)  # written, nothing sent
+    (part,) = rows[3].prompt.of_kind("retrieved")
+    assert part.text.splitlines()[2] == f"Mel: {text['a1']} {text['a2']}"
+    assert (rows[3].evidence_reached, rows[3].how) == (True, "retrieved")
+
+
 def test_retrieval_budget_grows_with_the_history_up_to_the_cap(store):
     from helpers.layered import MAX_RETRIEVAL_TOKENS, LayeredMemory
 

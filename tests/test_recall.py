@@ -111,6 +111,17 @@ def test_classify_turn_in_conversations_between_people():
     assert kinds.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
 
 
+def test_named_speaker_is_the_one_person_a_question_names():
+    names = {"user": "Hannah", "assistant": "Marta"}
+    assert kinds.named_speaker("What did Marta paint last year?", names) == "Marta"
+    assert kinds.named_speaker("where is marta's studio?", names) == "Marta"
+    assert kinds.named_speaker("Did Hannah tell Marta?", names) is None  # both: no preference
+    assert kinds.named_speaker("What did Martin say?", names) is None
+    assert kinds.named_speaker("Where does Annabel live?", {"user": "Ann"}) is None
+    assert kinds.named_speaker("민수는 어디 살아?", {"user": "민수", "assistant": "지은"}) == "민수"
+    assert kinds.named_speaker("What is my job?", None) is None
+
+
 def test_is_echo_counts_the_share_of_the_reply_words_memory_supplied():
     supplied = "Relevant memories:\nUser: My sister Eunji is a nurse on the children's ward."
     assert kinds.is_echo('You told me: "My sister Eunji is a nurse."', supplied)
@@ -245,6 +256,9 @@ def test_fill_budget(uri):
         chosen, _ = budget.fill_budget(store, "mina", "q", 300, neighbours_of=0,
                                        skip=lambda hit: hit.round == 1)
         assert [m.round for m in chosen] == [6, 3]
+        chosen, _ = budget.fill_budget(store, "mina", "q", 300, neighbours_of=0,
+                                       prefer=lambda hit: hit.round == 3)
+        assert [m.round for m in chosen] == [3, 1]  # preferred first, then the others, best first
         chosen, _ = budget.fill_budget(store, "mina", "q", 300, kinds=None, neighbours_of=0)
         assert chosen[0].round == 5  # the question itself is the closest row
         assert budget.fill_budget(store, "nobody", "q", 300) == ([], "")

@@ -300,3 +300,31 @@ def test_library_summary_summarizes_after_the_trigger(intro, model):
             assert r.marks.count("summarized") == len(r.prompt.sources(SUMMARY)) > 0
     assert "data engineer" in records[-1].reply  # the fact came through the summary
     assert cost_summary(records)["extra calls"] == sum(calls)
+
+
+# --- steps that are a recorded reply alone ----------------------------------------------------------
+
+
+def test_a_recorded_reply_alone_is_stored_with_no_prompt_and_no_call(model):
+    calls = []
+    counted = model.with_listeners(on_start=calls.append)
+    turns = [Turn(None, "s1", "a1", reply="Hi! I'm back from Oslo."),
+             Turn("I moved to Rome.", "s1", "u1", reply="Rome, wow."),
+             Turn(None, "s2", "a2", reply="How is Rome?"), Turn("Where was my friend?", "s2", "u2")]
+    records = replay(FullHistory(), turns, counted, "Be brief.")
+    assert len(calls) == 1  # only the last step has no recorded reply
+    first, alone = records[0], records[2]
+    for r in (first, alone):
+        assert (r.user, len(r.prompt), r.prompt_tokens, r.reply_tokens, r.memory_calls) == ("", 0, 0, 0, 0)
+    assert [r.reply for r in records[:3]] == ["Hi! I'm back from Oslo.", "Rome, wow.", "How is Rome?"]
+    last = records[-1]  # every recorded line was stored, none invented, in order
+    assert [(m.id, m.text) for m in last.prompt[1:]] == [
+        ("t1-reply", "Hi! I'm back from Oslo."), ("t2-user", "I moved to Rome."), ("t2-reply", "Rome, wow."),
+        ("t3-reply", "How is Rome?"), ("t4-user", "Where was my friend?")]
+    assert [m.id for m in last.timeline[1:]] == [m.id for m in last.prompt[1:]]
+    assert totals(records)["prompt tokens (last turn)"] == last.prompt_tokens > 0
+    assert totals(records[:3])["prompt tokens (last turn)"] == records[1].prompt_tokens > 0  # not 0
+    calls.clear()
+    summarized = replay(RunningSummary(CountTrigger(0, 0)), turns, counted, "Be brief.")  # every step
+    assert [r.memory_calls for r in summarized] == [1, 1, 1, 1] and len(calls) == 1 + 4
+    assert summarized[2].prompt_tokens == 0 and summarized[2].memory_call_input_tokens > 0

@@ -99,6 +99,34 @@ def test_memory_line_and_session_header():
     assert format_hits([newer, older]).splitlines()[1:] == ["[s1]", older.content, "[s2]", newer.content]
 
 
+def test_format_turn_writes_a_line_per_message_and_the_speakers_names():
+    assert format_turn("I paint.", "Nice.") == "User: I paint.\nAI: Nice."
+    assert format_turn(None, "I'm back!") == "AI: I'm back!"  # a recorded reply alone
+    names = {"user": "Hannah", "assistant": "Marta"}
+    assert format_turn("I paint.", "Nice.", names) == "Hannah: I paint.\nMarta: Nice."
+    assert format_turn("I paint.", names=names) == "Hannah: I paint."
+
+
+def test_retrieval_memory_stores_a_recorded_reply_alone_under_the_speakers_names(store, model):
+    from test_evaluation import OPENERS
+
+    from helpers.evaluate import evaluate_strategy
+
+    memory = RetrievalMemory(store, "tess", "s1", names=OPENERS["speakers"])
+    rows = evaluate_strategy(memory, OPENERS, model, progress=False)
+    text = {t["id"]: t["text"] for t in OPENERS["turns"]}
+    stored = [(r.session_id, r.round, r.content) for r in store.rows("tess")]
+    assert stored[:4] == [
+        ("s1", 1, f"Mel: {text['a1']}\n{text['a2']}"),
+        ("s1", 2, f"Tess: {text['u1']}\n{text['u2']}\nMel: {text['a3']}"),
+        ("s2", 1, f"Mel: {text['a4']}"),
+        ("s2", 2, f"Tess: {text['p1']}\nMel: {rows[3].reply}")]
+    assert len(stored) == 5 and len(memory.turns_log) == len(rows) == 5
+    for r in (rows[0], rows[2]):  # a reply alone: written (one embedding), nothing searched or sent
+        assert (r.prompt_tokens, r.embedding_calls) == (0, 1)
+    assert rows[3].embedding_calls == 2 and "Mel: Hi Tess!" in rows[3].prompt[-1].text
+
+
 def test_written_turns_name_their_sources():
     written = WrittenTurns()
     written.add("s1", 1, HumanMessage("a", id="t1-user"), HumanMessage("b", id="t1-reply"))

@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"The evaluation stores its rows in the collection 'evaluation' at {uri}")
     with open_store("evaluation", uri=uri, settings=settings, drop_existing=True) as store:
         runs = {s.name: evaluate.evaluate_strategy(s, conversation, model, args.turns)
-                for s in evaluate.default_strategies(store, conversation["user_id"])}
+                for s in evaluate.default_strategies(store, conversation["user_id"],
+                                                     conversation.get("speakers"))}
     table = evaluate.summarize_runs(runs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.md").write_text(results_markdown(table, conversation), encoding="utf-8")
