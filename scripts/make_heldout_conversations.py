@@ -1494,7 +1494,8 @@ def generate_assistant(seed: int = 7) -> dict:
         if kind == "tips":
             bullets = rng.sample(TIP_BULLETS_AS, rng.randint(3, 5))
             return (f"Do you have any tips for {item}?",
-                    f"I'd be happy to help with {item}! Here are a few suggestions:\n\n"
+                    f"I'd be happy to help with {item.replace('my ', 'your ')}! Here are a few "
+                    "suggestions:\n\n"
                     + "\n".join(f"{i}. {b}" for i, b in enumerate(bullets, start=1))
                     + "\n\n" + rng.choice(OFFER_AS))
         return item[0], reply_for(Q(*item))
