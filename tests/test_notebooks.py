@@ -219,7 +219,7 @@ def test_04_truncation_windows():
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
     assert shown["embedder"] is False
-    assert_self_checked(shown, ["04.slice_first", "04.trim_system"])
+    assert_self_checked(shown, ["04.slice_first", "04.trim_drops"])
 
 
 @pytest.mark.notebook
