@@ -219,7 +219,7 @@ def test_04_truncation_windows():
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
     assert shown["embedder"] is False
-    assert_self_checked(shown, ["04.slice_first", "04.trim_system"])
+    assert_self_checked(shown, ["04.slice_first", "04.trim_drops"])
 
 
 @pytest.mark.notebook
@@ -238,7 +238,7 @@ def test_05_summarization():
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
     assert shown["embedder"] is False
-    assert_self_checked(shown, ["05.last_two", "05.left_after_crash"])
+    assert_self_checked(shown, ["05.stored_roles", "05.left_after_crash"])
 
 
 @pytest.mark.notebook
