@@ -6,7 +6,8 @@ ran and that no output shows a traceback or "Error displaying widget"; then move
 the lesson's explorer with the keyboard and check that the explorer's view changed and that the
 kernel logged no error (a widget callback's traceback goes to JupyterLab's Log Console, not to the
 notebook). Screenshots in the light and the dark theme go to ``build/browser/`` with a
-``summary.txt`` of what was measured.
+``summary.txt`` of what was measured. And one "Check yourself" cell (lesson 02's): before a
+prediction it shows no verdict, no Why and none of its held output; after one, both appear.
 
 Needs Debian's ``chromium`` (or ``$CHROMIUM``) and the Playwright Python package (never its
 downloaded browsers). Without them the test skips with the reason; in CI (``CI=true``) it fails.
@@ -99,6 +100,7 @@ def lab(chromium_path, tmp_path_factory):
 
     workdir = tmp_path_factory.mktemp("browser-lab")
     env = dict(os.environ)  # the offline environment of conftest.py
+    env.pop("COURSE_REFERENCE_ANSWERS", None)  # a learner's kernel: the checks wait for a prediction
     env["COURSE_RUNTIME_DIR"] = str(workdir / "course-runtime")
     with Lab(ROOT / "notebooks", workdir, env) as running:
         yield running
@@ -187,6 +189,41 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
                 + (f"; the kernel logged: {kernel_log[-1]}" if kernel_log else ""))
     assert not kernel_log, f"{lesson.name}: the kernel logged errors:\n" + "\n".join(kernel_log)
     assert not browser_errors, f"{lesson.name}: uncaught errors in the page: {browser_errors}"
+
+
+@pytest.mark.browser
+def test_a_check_shows_nothing_until_a_prediction(lab, browser):
+    """Lesson 02's check after Run All: an answer box and a Check button, and none of the verdict, the
+    Why or the held output (the replay's table) until a prediction is typed and Check pressed."""
+    from browser_lab import LabPage
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    lab_page = LabPage(page, lab)
+    try:
+        lab_page.open("02_in_memory_history.ipynb")
+        lab_page.run_all(RUN_ALL_TIMEOUT)
+        cell = lab_page.code_cell('ask("02.messages_sent")')
+        output = cell.locator(".jp-OutputArea").first
+        box = output.locator(".widget-text input").first
+        box.wait_for(timeout=30_000)
+        shown = output.inner_text()  # only what is visible: the held output is display: none
+        for hidden in ("Right", "Not quite", "Why.", "messages sent", "the whole history is sent"):
+            assert hidden not in shown, f"{hidden!r} shows before a prediction:\n{shown}"
+        lab_page.screenshot(SCREENSHOTS / "02-check-before.png", cell)
+        box.fill("9")
+        output.locator("button", has_text="Check").first.click()
+        output.get_by_text("Why.").first.wait_for(timeout=15_000)
+        shown = output.inner_text()
+        assert "Not quite: you predicted '9', measured 10" in shown, shown
+        assert "messages sent" in shown and "the whole history is sent" in shown, shown
+        for theme in ("light", "dark"):
+            if theme != "light":
+                lab_page.change_theme(theme)
+            lab_page.screenshot(SCREENSHOTS / f"02-check-after-{theme}.png", cell)
+        lab_page.change_theme("light")
+    finally:
+        page.close()
+        lab.shutdown_kernels()
 
 
 def test_lesson_table_names_real_lessons():
