@@ -25,6 +25,7 @@ from helpers.course.widgets import (
     SummaryExplorer,
     TruncationExplorer,
 )
+from helpers.layered import LayeredMemory
 from helpers.retrieval import format_turn
 from helpers.store import StoreClosedError
 
@@ -241,10 +242,10 @@ def test_layered_explorer(tmp_path, monkeypatch):
                                      explorer.retrieval_tokens, explorer.statement_tokens)] == [
         "window tokens", "summary tokens", "retrieval tokens", "statement tokens"]
     view = explorer.view.value
-    assert "budgets: window 150, summary 120, retrieval 120 for a question, 0 for a statement" in view
+    assert "budgets: window 150, summary 200, retrieval 500 for a question, 0 for a statement" in view
     assert "earlier messages are outside the window" in view
     last = explorer.records[-1]
-    assert all(r.prompt_tokens < 150 + 120 + 120 + 60 for r in explorer.records)
+    assert all(r.prompt_tokens < 150 + 200 + 500 + 60 for r in explorer.records)
     before = view
     explorer.window_tokens.value = 300
     assert explorer.view.value != before and explorer.records[-1].prompt_tokens > last.prompt_tokens
@@ -266,7 +267,7 @@ def test_layered_explorer_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch
     monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
     store = open_store("lesson07", lesson="07", embeddings=HashEmbeddings(), drop_existing=True)
     explorer = LayeredExplorer(store)
-    assert "retrieval 120 for a question, 0 for a statement" in explorer.view.value
+    assert "retrieval 500 for a question, 0 for a statement" in explorer.view.value
 
     def shown(widget):
         yield widget
@@ -276,7 +277,8 @@ def test_layered_explorer_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch
     assert explorer.statement_tokens in list(shown(explorer.widget))
     assert not hasattr(explorer, "top_k")  # retrieval fills a budget, not a k
     memory = explorer.strategy()[1]
-    assert (memory.retrieval_tokens, memory.statement_retrieval_tokens) == (120, 0)
+    assert memory.name == LayeredMemory(store, "x").name  # opens on the lesson's budgets
+    assert (memory.retrieval_tokens, memory.statement_retrieval_tokens) == (500, 0)
     rows = explorer.store.rows(memory.user_id)
     assert {m.kind for m in rows} >= {"statement", "question"}
     assert {m.speaker for m in rows} == {"user", "assistant"}

@@ -113,6 +113,7 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "evidence": [r.evidence_reached for r in rows if r.probe],
                   "window_ok": all(t.window_section_tokens <= 150 for t in memory.log),
                   "explorer": [len(explorer.records), explorer.error, explorer.store.uri],
+                  "budgets": [explorer.strategy()[1].name, memory.name],
                   "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
                   "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
@@ -325,6 +326,8 @@ def test_07_layered_memory():
     assert_self_checked(shown, ["07.largest_layer"])
     turns, error, uri = shown["explorer"]
     assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
+    explorer_budgets, lesson_budgets = shown["budgets"]
+    assert explorer_budgets == lesson_budgets  # the explorer opens on the memory the check asks about
 
 
 SAVED_08 = "data/evaluation/results_long_conversation.json"  # python -m helpers.course.measure --save

@@ -210,8 +210,8 @@ class CachedEmbeddings(Embeddings):
 
 
 class LayeredExplorer(_Explorer):
-    """Lesson 07: ``LayeredMemory``'s budgets (sliders ``window_tokens``, ``summary_tokens``,
-    ``retrieval_tokens`` for a question, ``statement_tokens`` for a statement). Its own collection
+    """Lesson 07: ``LayeredMemory``'s budgets, opening on its defaults (sliders ``window_tokens``,
+    ``summary_tokens``, ``retrieval_tokens`` for a question, ``statement_tokens``). Its own collection
     (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created, with a
     ``CachedEmbeddings`` copy of ``store``'s model) and one user id per setting: settings never share
     rows, and closing the lesson's ``store`` does not stop it."""
@@ -231,8 +231,8 @@ class LayeredExplorer(_Explorer):
         self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token, dim=store.dim,
                                 embeddings=CachedEmbeddings(store.embeddings), drop_existing=True)
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
-        self.summary_tokens = _slider("summary tokens", 120, 20, 450, 10)
-        self.retrieval_tokens = _slider("retrieval tokens", 120, 20, 800, 10)
+        self.summary_tokens = _slider("summary tokens", 200, 20, 450, 10)  # LayeredMemory's defaults
+        self.retrieval_tokens = _slider("retrieval tokens", 500, 20, 800, 10)
         self.statement_tokens = _slider("statement tokens", 0, 0, 400, 10)
         return (widgets.HBox([self.window_tokens, self.summary_tokens]),
                 widgets.HBox([self.retrieval_tokens, self.statement_tokens]))
