@@ -3,7 +3,7 @@
 The yardstick, for a room reading English as a second language:
 
 - **reading**: words of markdown prose (fenced code and HTML tags left out), plus the Why of every
-  check the lesson asks (``notebooks/checks/<lesson>.json``), at 100 words a minute;
+  check the lesson asks (``helpers/course/checks/<lesson>.json``), at 100 words a minute;
 - **running**: one minute per code cell (run it, read its output);
 - **predicting**: one more minute per check (``ask("...")``): think, commit, read the verdict;
 - **Try it**: a fixed three minutes for the lesson's ``## Try it`` (its own cells are not counted).
@@ -55,7 +55,7 @@ def prose_words(markdown: str) -> int:
 def lesson_minutes(path: Path, whys: dict[str, dict] | None = None) -> dict[str, Part]:
     """``{"core": Part, "going further": Part}`` for the notebook at ``path``."""
     if whys is None:
-        whys = {k: v for f in sorted((ROOT / "notebooks" / "checks").glob("*.json"))
+        whys = {k: v for f in sorted((ROOT / "helpers" / "course" / "checks").glob("*.json"))
                 for k, v in json.loads(f.read_text(encoding="utf-8")).items()}
     parts = {"core": Part(), "going further": Part()}
     further_level, in_try_it = None, False

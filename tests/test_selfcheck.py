@@ -84,7 +84,7 @@ def test_every_question_is_asked_once_and_has_an_answer_and_a_why():
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] == "code":
                 asked += re.findall(r'\bask\("([^"]+)"\)', "".join(cell["source"]))
-    assert sorted(asked) == sorted(checks()), "each id in notebooks/checks is asked exactly once"
+    assert sorted(asked) == sorted(checks()), "each id in helpers/course/checks is asked exactly once"
     for qid, spec in checks().items():
         assert spec["answer"] is not None and spec["why"].strip(), qid
         assert spec.get("choices") is None or spec["answer"] in spec["choices"], qid

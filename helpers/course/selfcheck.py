@@ -9,7 +9,7 @@ A check cell shows an answer box and a Check button, and holds the rest of its o
 
 Until the learner commits a prediction nothing of the measurement shows. Check reveals the verdict,
 the Why and the held output. Each question's reference answer, choices and Why live in
-``notebooks/checks/<lesson>.json``; a Why is a template whose ``{names}`` are filled from this run's
+``helpers/course/checks/<lesson>.json``; a Why is a template whose ``{names}`` are filled from this run's
 ``measured(actual, **facts)`` (``{actual}``, and ``{models}``: the active chat model and embedder),
 so its numbers are measured, never typed. ``COURSE_REFERENCE_ANSWERS=1`` (the notebook tests)
 commits the reference answer as soon as the value is measured, so executing a lesson checks that
@@ -26,18 +26,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from numbers import Number
+from pathlib import Path
 from typing import Any
 
-from helpers.config import load_settings, project_root
+from helpers.config import load_settings
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
 
 @cache
 def checks() -> dict[str, dict]:
-    """``notebooks/checks/<lesson>.json``, merged: question id -> ``{"answer", "why"}`` and optionally
+    """``helpers/course/checks/<lesson>.json``, merged: question id -> ``{"answer", "why"}`` and optionally
     ``"choices"`` (a list: the box becomes a menu) and ``"tolerance"`` (for numbers)."""
-    files = sorted((project_root() / "notebooks" / "checks").glob("*.json"))
+    files = sorted((Path(__file__).parent / "checks").glob("*.json"))  # kept out of the lessons' folder
     return {k: v for f in files for k, v in json.loads(f.read_text(encoding="utf-8")).items()}
 
 
@@ -103,7 +104,7 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, s
 class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
     """An answer box, a Check button and a held output for the question ``question_id``.
 
-    Raises KeyError for an id in no ``notebooks/checks`` file. Use as a context manager;
+    Raises KeyError for an id in no ``checks`` file. Use as a context manager;
     call ``measured(actual, **facts)`` inside or after the block."""
 
     def __init__(self, question_id: str) -> None:
