@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -59,3 +60,25 @@ def test_the_yardstick_counts_what_it_says(tmp_path):
     assert core.minutes == 8  # ceil(2.13 + 1 + 1 + 3): the Goals, the prose, the Why, Try it
     assert (further.words, further.cells, further.minutes) == (99, 1, 2)
     assert minutes.stated_minutes(path) == (5, 2)
+
+
+def test_the_instructor_guide_schedules_the_stated_minutes():
+    """docs/instructor_guide.md's schedule gives each lesson the minutes its Goals state, and its
+    clock adds up: each lesson's slot is as long as its minutes, the rows follow on to 3:00."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "instructor_guide.md").read_text("utf-8")
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in guide.splitlines()
+            if re.match(r"\| \d:\d\d–\d:\d\d \|", line)]
+    assert rows, "no schedule table"
+    clock = 0
+    for when, what, core, further in rows:
+        (h1, m1), (h2, m2) = (part.split(":") for part in when.split("–"))
+        start, end = int(h1) * 60 + int(m1), int(h2) * 60 + int(m2)
+        assert start == clock, f"{what[:40]}: starts at {start}, the row before ends at {clock}"
+        clock = end
+        lesson = re.match(r"\*\*(\d\d) · ", what)
+        if lesson:
+            (path,) = [p for p in lesson_paths() if p.name.startswith(lesson.group(1))]
+            stated = minutes.stated_minutes(path)
+            assert int(core) == stated[0] == end - start, (path.name, core, stated, end - start)
+            assert re.search(r"\(\+(\d+)\)$", further).group(1) == str(stated[1]), (path.name, further)
+    assert clock == 180
