@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.config import DEFAULT_CHAT_MODEL, OFFLINE, OPENAI_COMPATIBLE, load_settings, read_environment
+from helpers.config import (
+    DEFAULT_CHAT_MODEL,
+    OFFLINE,
+    OPENAI_COMPATIBLE,
+    load_settings,
+    read_environment,
+    short_path,
+)
 
 BASE = {"COURSE_DOTENV": "none", "COURSE_RUNTIME_DIR": "/tmp/course-runtime-test"}
 
@@ -90,7 +97,10 @@ def test_show_setup_offline_prints_one_line(capsys):
     out = capsys.readouterr().out.splitlines()
     assert settings.chat_provider == OFFLINE
     assert out[0].startswith("Chat: offline stand-in") and "Embeddings:" in out[0]
-    assert "Database: Milvus Lite" in out[0]
+    if settings.milvus_uri_is_default:  # each lesson opens its own folder: the line names the place
+        assert out[0].endswith(", a folder per lesson") and "course.db" not in out[0]
+    else:
+        assert f"Database: Milvus Lite at {short_path(settings.milvus_uri)}" in out[0]
     assert all(line.startswith("  note:") for line in out[1:])
 
 

@@ -82,3 +82,24 @@ def test_the_instructor_guide_schedules_the_stated_minutes():
             assert int(core) == stated[0] == end - start, (path.name, core, stated, end - start)
             assert re.search(r"\(\+(\d+)\)$", further).group(1) == str(stated[1]), (path.name, further)
     assert clock == 180
+
+
+def test_every_glossary_term_is_in_the_lesson_it_names():
+    """docs/glossary.md: each term (a `code` name, or a word group before brackets, split on "/")
+    appears in the lesson of its "First in" column."""
+    root = Path(__file__).resolve().parent.parent
+    text = {}
+    for path in lesson_paths():
+        notebook = json.loads(path.read_text("utf-8"))
+        text[path.name[:2]] = "\n".join("".join(c["source"]) for c in notebook["cells"]).lower()
+    missing = []
+    for line in (root / "docs" / "glossary.md").read_text("utf-8").splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) != 4 or not re.fullmatch(r"\d\d", cells[3]):
+            continue
+        plain = re.sub(r"\(.*?\)", "", re.sub(r"`[^`]+`", "", cells[0]))
+        names = re.findall(r"`([^`]+)`", cells[0])
+        names += [name.strip() for name in re.split(r"[/,]", plain) if name.strip()]
+        if not any(name.lower() in text[cells[3]] for name in names):
+            missing.append((cells[3], cells[0]))
+    assert not missing, missing

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from helpers import config
 from helpers.config import OFFLINE, OFFLINE_CHAT_MODEL, OFFLINE_EMBEDDING_MODEL, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -122,7 +124,10 @@ def show_setup(check: bool = True) -> Settings:
                            embedding_base_url=None, embedding_api_key=None)
     if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
         _install_plain_errors(settings)
-    print(settings.describe())
+    lite = Path(settings.milvus_uri)  # with no MILVUS_URI each lesson opens its own folder beside it
+    folders = f"Milvus Lite in {config.short_path(str(lite.parent))}, a folder per lesson"
+    print(settings.describe().replace(f"Milvus Lite at {config.short_path(str(lite))}", folders)
+          if settings.milvus_uri_is_default else settings.describe())
     for note in notes:
         print("  note:", note)
     return settings
