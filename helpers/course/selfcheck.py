@@ -29,7 +29,7 @@ from numbers import Number
 from pathlib import Path
 from typing import Any
 
-from helpers.config import load_settings
+from helpers.config import OFFLINE, load_settings
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
@@ -144,9 +144,9 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
     def why(self) -> str:
         """The Why, its ``{names}`` filled from this run (HTML; `code` becomes <code>code</code>)."""
         template = self.spec["why"]
-        models = ""
-        if "{models}" in template:
-            models = load_settings().describe().split(" | Database")[0]
+        settings = load_settings()  # "{models}": e.g. "the offline stand-in and multilingual-e5-small"
+        chat = "the offline stand-in" if settings.chat_provider == OFFLINE else settings.chat_model
+        models = f"{chat} and {settings.embedding_model}"
         text = template.format(actual=self.actual, models=models, **self.facts)
         return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
