@@ -104,7 +104,7 @@ def test_classify_turn_in_conversations_between_people():
     assert c("Powder has its own acid; soda needs one in the recipe.", "assistant") == "reply"
     assert c("I can help with that. Want the polite or the casual form?", "assistant") == "question"
     assert c("Night shifts are brutal. I hope she gets some rest.", "assistant") == "reply"
-    assert c("I'd be happy to help. I’ll keep it short.", "assistant") == "reply"  # helper talk, any apostrophe
+    assert c("I'd be happy to help. I’ll keep it short.", "assistant") == "reply"  # any apostrophe
     assert c("I remember you said the tent is blue.", "assistant") == "reply"
     assert c('You told me: "My name is Alice." Earlier you said: "I live in Lisbon."',
              "assistant") == "reply"  # quoting the user is not speaking of oneself
