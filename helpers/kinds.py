@@ -51,8 +51,8 @@ _FIRST_PERSON = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|we|we're|we've|our|ours|us)\b|"
     r"(저는|제가|저도|나는|내가|나도|저희|우리)", re.IGNORECASE)
 _HELPER_TALK = re.compile(  # what an assistant says of itself while helping: not a fact
-    r"\b(i\s+(can|could|can't|cannot|hope|think|suggest|recommend|understand|see|mean|guess|"
-    r"would|'d|will|'ll|am\s+(glad|sorry|happy|not sure)|'m\s+(glad|sorry|happy|not sure|here))|"
+    r"\b(i(\s+(can|could|can't|cannot|hope|think|suggest|recommend|understand|see|mean|guess|remember|"
+    r"would|will|am\s+(glad|sorry|happy|not sure))|['’](d|ll|m\s+(glad|sorry|happy|not sure|here)))|"
     r"let\s+(me|us)|(help|tell|ask|from|for)\s+me|you\s+told\s+me|(can|may)\s+i)\b",
     re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」')

@@ -103,7 +103,7 @@ class LayeredMemory:
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
-                 retrieval_share: float = 0.05, statement_retrieval_tokens: int = 0,
+                 retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
                  neighbours_of: int = 3, session_date: str = "",
                  names: Mapping[str, str] | None = None) -> None:
         if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:

@@ -162,10 +162,11 @@ def test_layered_stores_every_line_once_with_the_speakers_names(store, model):
 def test_retrieval_budget_grows_with_the_history_up_to_the_cap(store):
     from helpers.layered import MAX_RETRIEVAL_TOKENS, LayeredMemory
 
-    memory = LayeredMemory(store, "gus", retrieval_tokens=500, retrieval_share=0.05)
+    memory = LayeredMemory(store, "gus")  # defaults: 500 tokens, growing by 10% of what is stored
     assert memory.retrieval_budget("Where do I live?") == 500
-    memory.stored_tokens = 20_000  # 5% of 20,000 = 1,000 tokens
-    assert memory.retrieval_budget("Where do I live?") == 1_000
+    memory.stored_tokens = 20_000  # 10% of 20,000 = 2,000 tokens
+    assert memory.retrieval_budget("Where do I live?") == 2_000
+    assert memory.retrieval_budget("I live in Busan.") == 0  # a statement: no retrieval
     memory.stored_tokens = 1_000_000
     assert memory.retrieval_budget("Where do I live?") == MAX_RETRIEVAL_TOKENS == 4_000
     assert LayeredMemory(store, "gus", retrieval_share=0).retrieval_budget("Why?") == 500

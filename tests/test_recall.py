@@ -104,6 +104,8 @@ def test_classify_turn_in_conversations_between_people():
     assert c("Powder has its own acid; soda needs one in the recipe.", "assistant") == "reply"
     assert c("I can help with that. Want the polite or the casual form?", "assistant") == "question"
     assert c("Night shifts are brutal. I hope she gets some rest.", "assistant") == "reply"
+    assert c("I'd be happy to help. I’ll keep it short.", "assistant") == "reply"  # any apostrophe
+    assert c("I remember you said the tent is blue.", "assistant") == "reply"
     assert c('You told me: "My name is Alice." Earlier you said: "I live in Lisbon."',
              "assistant") == "reply"  # quoting the user is not speaking of oneself
     assert kinds.split_sentences('She said "hi!" Then left. Why?') == [
@@ -132,7 +134,7 @@ def test_is_echo_counts_the_share_of_the_reply_words_memory_supplied():
 
 def test_other_speaker_tells_a_friend_from_an_assistant():
     """Counted on the course's two-speaker files: the hard conversation's assistant never speaks
-    of itself, the friends conversation's Marta does in 75 of 208 turns."""
+    of itself, the friends conversation's Marta does in 69 of 208 turns."""
     import json
 
     from helpers.course.data import data_dir
@@ -145,7 +147,7 @@ def test_other_speaker_tells_a_friend_from_an_assistant():
             if turn["speaker"] == "assistant":
                 other.add(turn["text"])
         seen[name] = (other.turns, other.self_talk, other.is_person)
-    assert seen == {"hard_conversation": (270, 0, False), "friends_conversation": (208, 75, True)}
+    assert seen == {"hard_conversation": (270, 0, False), "friends_conversation": (208, 69, True)}
     few = kinds.OtherSpeaker()
     for _ in range(9):
         few.add("I painted all weekend.")
