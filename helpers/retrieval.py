@@ -20,8 +20,8 @@ SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 def format_turn(user: str | None, reply: str | None = None, names: Mapping[str, str] | None = None) -> str:
     """One turn as the article stores it, ``"User: <user>\\nAI: <reply>"``, a line per text given;
-    ``names`` (role -> name, e.g. ``{"user": "Hannah", "assistant": "Marta"}``) replace the role words."""
-    who = {"user": "User", "assistant": "AI", **(names or {})}
+    ``names`` (role -> name, e.g. ``{"user": "Hannah"}``) label a line ``"Hannah (user): <user>"``."""
+    who = {"user": "User", "assistant": "AI", **{r: f"{name} ({r})" for r, name in (names or {}).items()}}
     return "\n".join(f"{who[r]}: {t}" for r, t in (("user", user), ("assistant", reply)) if t is not None)
 
 
@@ -32,12 +32,12 @@ def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 
 def memory_line(row: Row) -> str:
-    """One message row as one line (line breaks folded): ``"User: <text>"`` / ``"Assistant:
-    <text>"`` by ``row.speaker`` (``row.name`` when set). A turn row (no speaker) is shown as
-    stored, ``"User: ...\nAI: ..."``, so each speaker keeps a line of their own."""
+    """One message row as one line (line breaks folded): ``"User: <text>"``, or ``"Marta (assistant):
+    <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored."""
     if not row.speaker:
         return row.content
-    return f"{row.name or SPEAKERS.get(row.speaker, row.speaker)}: {' '.join(row.content.split())}"
+    label = f"{row.name} ({row.speaker})" if row.name else SPEAKERS.get(row.speaker, row.speaker)
+    return f"{label}: {' '.join(row.content.split())}"
 
 
 def session_header(row: Row) -> str:

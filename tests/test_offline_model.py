@@ -212,6 +212,19 @@ def test_answers_from_relevant_history_inside_one_human_message(model):
     assert model.invoke([HumanMessage(ai_only)]).content.startswith(UNKNOWN_EN)
 
 
+def test_named_lines_keep_their_role(model):
+    """"Marta (assistant): ..." is read as an assistant line (ignored, as in full history), "Hannah
+    (user): ..." as the user's; the name is a label, not a word to match."""
+    memories = ("Relevant memories (oldest first):\n[2025-03-01 Sat, session-2]\n"
+                "Hannah (user): My cat is called Miso.\nMarta (assistant): I play the trumpet.\n\n")
+    assert "Miso" in model.invoke([HumanMessage(memories + "Question: What is my cat called?")]).content
+    reply = model.invoke([HumanMessage(memories + "Question: What do I play?")]).content
+    assert reply.startswith(UNKNOWN_EN), reply
+    korean = ("Relevant memories (oldest first):\n[day-1]\nUser: 제 이름은 민수예요.\n\n"
+              "Question: 부산에 살아요.")
+    assert model.invoke([HumanMessage(korean)]).content == "알겠어요."  # not the header's language
+
+
 def test_a_question_about_me_with_no_topic_quotes_recent_facts(model):
     answer = ask(model, "I keep bees.", "I fix old radios.", "What do you know about me?")
     assert "bees" in answer and "radios" in answer

@@ -88,7 +88,7 @@ def test_format_hits_dates_and_speakers_on_their_own_lines():
 def test_memory_line_and_session_header():
     turn = row(format_turn("I work as a nurse.", "Got it."))
     assert memory_line(turn) == "User: I work as a nurse.\nAI: Got it."  # each speaker a line
-    assert memory_line(row("I paint.", speaker="assistant", name="Marta")) == "Marta: I paint."
+    assert memory_line(row("I paint.", speaker="assistant", name="Marta")) == "Marta (assistant): I paint."
     assert memory_line(row("hi", speaker="friend")) == "friend: hi"
     assert session_header(row("x", "s2")) == "[s2]"
     assert session_header(row("x", "s2", date="2025-02-22")) == "[2025-02-22 Sat, s2]"
@@ -103,8 +103,8 @@ def test_format_turn_writes_a_line_per_message_and_the_speakers_names():
     assert format_turn("I paint.", "Nice.") == "User: I paint.\nAI: Nice."
     assert format_turn(None, "I'm back!") == "AI: I'm back!"  # a recorded reply alone
     names = {"user": "Hannah", "assistant": "Marta"}
-    assert format_turn("I paint.", "Nice.", names) == "Hannah: I paint.\nMarta: Nice."
-    assert format_turn("I paint.", names=names) == "Hannah: I paint."
+    assert format_turn("I paint.", "Nice.", names) == "Hannah (user): I paint.\nMarta (assistant): Nice."
+    assert format_turn("I paint.", names=names) == "Hannah (user): I paint."
 
 
 def test_retrieval_memory_stores_a_recorded_reply_alone_under_the_speakers_names(store, model):
@@ -117,14 +117,14 @@ def test_retrieval_memory_stores_a_recorded_reply_alone_under_the_speakers_names
     text = {t["id"]: t["text"] for t in OPENERS["turns"]}
     stored = [(r.session_id, r.round, r.content) for r in store.rows("tess")]
     assert stored[:4] == [
-        ("s1", 1, f"Mel: {text['a1']}\n{text['a2']}"),
-        ("s1", 2, f"Tess: {text['u1']}\n{text['u2']}\nMel: {text['a3']}"),
-        ("s2", 1, f"Mel: {text['a4']}"),
-        ("s2", 2, f"Tess: {text['p1']}\nMel: {rows[3].reply}")]
+        ("s1", 1, f"Mel (assistant): {text['a1']}\n{text['a2']}"),
+        ("s1", 2, f"Tess (user): {text['u1']}\n{text['u2']}\nMel (assistant): {text['a3']}"),
+        ("s2", 1, f"Mel (assistant): {text['a4']}"),
+        ("s2", 2, f"Tess (user): {text['p1']}\nMel (assistant): {rows[3].reply}")]
     assert len(stored) == 5 and len(memory.turns_log) == len(rows) == 5
     for r in (rows[0], rows[2]):  # a reply alone: written (one embedding), nothing searched or sent
         assert (r.prompt_tokens, r.embedding_calls) == (0, 1)
-    assert rows[3].embedding_calls == 2 and "Mel: Hi Tess!" in rows[3].prompt[-1].text
+    assert rows[3].embedding_calls == 2 and "Mel (assistant): Hi Tess!" in rows[3].prompt[-1].text
 
 
 def test_written_turns_name_their_sources():

@@ -123,7 +123,8 @@ _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+|[가-힣]+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?。？！])\s+|(?<=[?？])(?=[가-힣A-Za-z])")
 _ABBREVIATIONS = ("Mr.", "Mrs.", "Ms.", "Dr.", "St.", "e.g.", "i.e.")
 _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
-_ROLE_PREFIX = re.compile(r"^(human|user|ai|assistant|system|사용자|어시스턴트)\s*:\s*", re.I)
+_ROLE_PREFIX = re.compile(  # "User:", "AI:", and a named line's role: "Marta (assistant):"
+    r"^(?:[^\s:()][^:()\n]{0,40} \()?(human|user|ai|assistant|system|사용자|어시스턴트)\)?\s*:\s*", re.I)
 _ROLES = {"human": "human", "user": "human", "사용자": "human", "system": "system"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s+")
 _TAGS = re.compile(r"^\s*(?:\[[^\]]{0,40}\]\s*)+")  # leading tags: "[round 3] [session-2] ..."
@@ -553,7 +554,7 @@ def respond(messages: Sequence[BaseMessage], max_summary_facts: int = 60, max_qu
     asking = [line for line in own if any(is_question(s) for s in split_sentences(line))]
     if asking:  # the last line that asks something: "What's my name? And where do I live?"
         return answer_question(asking[-1], evidence, max_quotes, min_overlap)
-    said = " ".join(own)
+    said = " ".join(line.removeprefix("Question:") for line in own if not line.endswith(":"))  # no headers
     text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
     name = introduced_name(said)
     return text["greet"].format(name) if name else text["ack"]
