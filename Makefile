@@ -43,10 +43,11 @@ lessons: $(STAMP)
 	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
 
 # Pre-work for a workshop: set up, then run lesson 00 headless (models, tokenizer, embeddings,
-# Milvus Lite, widget front end); the last line says it worked.
+# widget front end), then store and search in Milvus Lite; the last line says it worked.
 check: $(STAMP)
 	$(VENV)/bin/python -m helpers.course.lessons 00 --out build/check
-	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, Milvus Lite, widgets)"
+	$(VENV)/bin/python scripts/check_milvus.py
+	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, widgets; Milvus Lite stored and found memories)"
 
 # Re-make the exact locks from requirements.in and requirements-dev.in in a throwaway venv
 # (Python 3.11, the oldest supported; the same lock installs on 3.12 and 3.13).

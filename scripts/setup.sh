@@ -39,6 +39,11 @@ if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
 
+# One setup at a time (`make lab` and `make check` started together would share a half-made .venv).
+until mkdir .venv.lock 2>/dev/null; do
+  echo "Waiting for another setup of this folder to finish (no setup running? remove .venv.lock)"; sleep 5
+done
+trap 'rmdir .venv.lock' EXIT
 start=$(date +%s)
 # A current pip resolves the ~160 pinned packages about a minute faster than the one venv ships.
 .venv/bin/python -m pip install --quiet --disable-pip-version-check "pip==26.3" \
