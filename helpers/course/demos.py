@@ -67,7 +67,7 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
               "lost_silently": None if stored_ids is None else len(returned - stored_ids),
               "seconds": round(seconds, 2)}
     return result | {"outcome": f"{writers} processes appended {writers * appends} messages; " + (
-        f"the file is no longer readable ({result['error']}), so all of them are unreadable; "
+        f"the file is no longer valid JSON ({result['error']}): none of them can be read back; "
         f"{len(errors)} appends failed while writing." if not result["valid_json"] else
         f"the file holds {result['stored']}: {result['lost']} were lost." if result["lost"] else
         f"the file holds all {result['stored']}, none lost, none duplicated.")}
