@@ -2,8 +2,7 @@
 
 Plain top-k fails on long two-person conversations: a fixed k wastes the budget or drops a hit that
 does not fit without trying the next, the fact is often in the row *next to* the hit, and words said
-twice take the budget twice. ``fill_budget`` fixes each (the effect of each step: docs/design-notes.md).
-"""
+twice take the budget twice. ``fill_budget`` fixes each (the effect of each step: docs/design-notes.md)."""
 
 from __future__ import annotations
 
@@ -21,11 +20,9 @@ def _key(row: Row) -> Hashable:
 
 def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1) -> list[Row]:
     """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the
-    ``each_side`` nearest rows of the hit's own speaker before it and after it, nearest first.
-
-    In a two-person conversation the row right after a user's statement is the other speaker's
-    reply; the user's next words ("A she! We named her Luna.") are two rounds on.
-    """
+    ``each_side`` nearest rows of the hit's own speaker before it and after it, nearest first: in a
+    two-person conversation the row right after a user's statement is the other speaker's reply; the
+    user's next words ("A she! We named her Luna.") are two rounds on."""
     same = [row for row in around if row.speaker == hit.speaker]
     before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:each_side]
     after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:each_side]
@@ -36,14 +33,13 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
                 neighbours: Mapping[Hashable, Sequence[Row]] | None = None, max_hits: int | None = None,
                 group_cost: Callable[[Row], tuple[Hashable, int]] | None = None,
                 neighbour_hits: int | None = None) -> list[Row]:
-    """Best-first budget fill: each hit in rank order (``ranked``, ``turn_id`` identifies a row) is
-    taken if it fits (else the next is tried: never stop at the first that overflows), then its
-    ``neighbours`` (turn id -> rows, nearest first) that fit. Returns the rows in the order taken.
-
-    ``budget_tokens``: for everything taken (int >= 0, else ValueError); ``cost``: a row's tokens as
-    sent; ``max_hits``: at most this many hits (``None``: the budget decides); ``group_cost``: ``row ->
-    (group, tokens)``, paid by a group's first row (its session header line); ``neighbour_hits``: only
-    the first this many hits bring neighbours (``None``: all)."""
+    """Best-first budget fill: each hit in rank order (``ranked``, ``turn_id`` identifies a row) is taken if
+    it fits (else the next is tried: never stop at the first that overflows), then its ``neighbours`` (turn id
+    -> rows, nearest first) that fit. Returns the rows in the order taken. ``budget_tokens``: for everything
+    taken (int >= 0, else ValueError); ``cost``: a row's tokens as sent; ``max_hits``: at most this many hits
+    (``None``: the budget decides); ``group_cost``: ``row -> (group, tokens)``, paid by a group's first row
+    (its session header line); ``neighbour_hits``: only the first this many hits bring neighbours (``None``:
+    all)."""
     if budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
     taken: dict[Hashable, Row] = {}
@@ -86,16 +82,14 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
                 neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None,
                 prefer: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
-    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question``
-    (embedded once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the
-    window), put hits where ``prefer`` is true first (e.g. the lines of the person a question names),
-    bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
-    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first.
-
-    Returns ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""``
-    when nothing fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what
-    ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its search and neighbours).
-    """
+    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
+    once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the window), put hits
+    where ``prefer`` is true first (e.g. the lines of the person a question names), bring the
+    ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
+    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first. Returns
+    ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
+    fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
+    (``store``: a ``MemoryStore``, or anything with its search and neighbours)."""
     unique: dict[str, Hit] = {}  # the same words said twice take the budget once
     for hit in store.search(user_id, question, candidates, kinds=kinds):
         if skip is None or not skip(hit):

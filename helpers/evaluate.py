@@ -3,8 +3,7 @@
 A probe is a question whose answer is in earlier turns (its evidence). **Evidence recall** = probes
 whose evidence reached the prompt (``evidence_reached``) / answerable probes: it measures memory, not
 the model. ``answer_correct``: the reply holds the expected words. A probe with no evidence is
-unanswerable: its right answer is "I don't know".
-"""
+unanswerable: its right answer is "I don't know"."""
 
 from __future__ import annotations
 
@@ -34,13 +33,17 @@ from helpers.memory import (
 
 def load_long_conversation(path: str | Path | None = None) -> dict:
     """The long evaluation conversation in the JSON file ``path`` (default
-    ``data/evaluation/long_conversation.json``; format: ``data/README.md``). Raises FileNotFoundError
-    (no such file) or ValueError (a file without turns, probes, system or user_id)."""
+    ``data/evaluation/long_conversation.json``; format: ``data/README.md``). Raises FileNotFoundError or
+    ValueError naming the file (not JSON; no turns, probes, system or user_id) or a turn (replay_steps)."""
     path = Path(path) if path else project_root() / "data" / "evaluation" / "long_conversation.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for key in ("turns", "probes", "system", "user_id"):
-        if key not in data:
-            raise ValueError(f"{path} lacks {key!r}: not a long conversation file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON (cut short?): {exc}") from None
+    if key := next((k for k in ("turns", "probes", "system", "user_id") if k not in data), None):
+        raise ValueError(f"{path} lacks {key!r}: not a long conversation file (data/README.md); a chat "
+                         "export is read by load_exported_conversation, measured by context_fit (lesson 08)")
+    replay_steps(data["turns"])  # a bad turn is refused now, not halfway through a replay
     return data
 
 
@@ -48,10 +51,18 @@ def replay_steps(turns: Sequence[dict]) -> list[tuple[list[dict], list[dict]]]:
     """The data turns grouped into the replay's steps, ``(user lines, assistant lines)``, nothing dropped
     or moved to another session. Lines of one role in a row in a session are one message; user lines
     followed by assistant lines of their session have them as recorded reply, else each user line is a
-    step for the model to answer (a probe); assistant lines with no user line before are a step alone."""
+    step for the model to answer (a probe); assistant lines with no user line before are a step alone.
+    ValueError naming the turn: no str ``id`` or ``text``; a ``speaker`` not ``user`` (the default) or
+    ``assistant``, in any case (read as the user's, a narrator's or a system line would be misquoted)."""
+    for i, t in enumerate(turns):
+        at = f"turns[{i}]" + (f" (id {t['id']!r})" if isinstance(t, dict) and "id" in t else "")
+        if bad := [k for k in ("id", "text") if not (isinstance(t, dict) and isinstance(t.get(k), str))]:
+            raise ValueError(f"{at} has no str {' or '.join(map(repr, bad))}: every turn needs both")
+        if str(speaker := t.get("speaker", "user")).lower() not in ("user", "assistant"):
+            raise ValueError(f"{at} has speaker {speaker!r}; accepted, any case: 'user', 'assistant'")
     steps: list[tuple[list[dict], list[dict]]] = []
-    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), t.get("speaker")
-                                                                 == "assistant")):
+    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), str(t.get("speaker"))
+                                                                 .lower() == "assistant")):
         run = list(group)
         if assistant and steps and not steps[-1][1] and steps[-1][0][0].get("session_id") == session:
             steps[-1] = (steps[-1][0], run)  # the reply of the user lines before
@@ -120,10 +131,10 @@ class ScoredTurn(TurnRecord):
 
 def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseChatModel,
                       max_turns: int | None = None, progress: bool = True) -> list[ScoredTurn]:
-    """Replay ``conversation`` (from ``load_long_conversation``; ``max_turns``: its first data turns
-    only; ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per step
-    of ``replay_steps``; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I
-    don't know" said."""
+    """Replay ``conversation`` (from ``load_long_conversation``; ``max_turns``: its first data turns only;
+    ``progress``: a tqdm bar) through ``strategy`` and score its probes: a ``ScoredTurn`` per step of
+    ``replay_steps``; an unanswerable probe gets ``how="unanswerable"``, ``answer_correct`` = "I don't know"
+    said."""
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}

@@ -1,12 +1,12 @@
 """A chat history kept as one readable JSON file per session, safe against crashes and races.
 
 ``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (``{"format":
-"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, messages as in
-LangChain's ``messages_to_dict``, UTF-8, one per line, Hangul as-is). Unlike ``FileChatMessageHistory``, a
-damaged file gets a clear error and loses nothing: a per-session lock around each read-modify-write, so no
-writer loses another's messages (advisory: only ``FileHistory`` honours it; local disks); each write
-fsync'd to a temporary file, then ``os.replace``-d in, so a crash leaves the old file or the new, never
-half; a damaged file raises ``HistoryFileError`` instead of reading as empty, so no write saves over it."""
+"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, messages as in LangChain's
+``messages_to_dict``, UTF-8, one per line, Hangul as-is). Unlike ``FileChatMessageHistory``, a damaged file
+gets a clear error and loses nothing: a per-session lock around each read-modify-write, so no writer loses
+another's messages (advisory: only ``FileHistory`` honours it; local disks); each write fsync'd to a temporary
+file, then ``os.replace``-d in, so a crash leaves the old file or the new, never half; a damaged file raises
+``HistoryFileError`` instead of reading as empty, so no write saves over it."""
 
 from __future__ import annotations
 
@@ -45,11 +45,23 @@ def validate_session_id(session_id: str) -> str:
     (a non-str too). Ids are case-sensitive, but macOS and Windows see ids differing in case as one file."""
     if not isinstance(session_id, str):
         raise InvalidSessionIdError(f"session id must be a str, got {type(session_id).__name__}: "
-                                    f"{session_id!r}")
+                                    f"{session_id!r:.60}")
     if (not SESSION_ID_PATTERN.fullmatch(session_id) or ".." in session_id or session_id.endswith(".")
             or session_id.split(".")[0].lower() in _RESERVED):
-        raise InvalidSessionIdError(f"invalid session id {session_id!r}; allowed: {_ALLOWED}")
+        shown = repr(session_id[:40]) + (f"... ({n} characters)" if (n := len(session_id)) > 40 else "")
+        raise InvalidSessionIdError(f"invalid session id {shown}; allowed: {_ALLOWED}")
     return session_id
+
+
+def utf8_encode(text: str, what: str = "the text") -> bytes:
+    """``text`` as UTF-8; ValueError naming ``what`` and the character of an unpaired surrogate in it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} holds an unpaired surrogate {text[exc.start]!r} at character {exc.start} "
+                         f"(after {text[:exc.start][-20:]!r}): half of a UTF-16 pair, not valid UTF-8. "
+                         "Nothing was written. Remove it or restore its pair: text.encode('utf-8', "
+                         "'replace').decode() puts '?' in its place.") from None
 
 
 def default_directory() -> Path:
@@ -98,8 +110,8 @@ class FileHistory(BaseChatMessageHistory):
             return self._read()
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several
-        at once). ``TypeError``: a non-message, nothing written; ``HistoryFileError``: damaged, untouched."""
+        """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several at
+        once). Nothing written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
         new = _check_messages(messages)
         with self._locked():
             self._write(self._read() + new)
@@ -157,7 +169,7 @@ class FileHistory(BaseChatMessageHistory):
             raise self._error(f"a message cannot be loaded ({type(exc).__name__}: {exc})") from exc
 
     def _write(self, messages: list[BaseMessage]) -> None:
-        data = _dump(self._session_id, messages).encode("utf-8")
+        data = utf8_encode(_dump(self._session_id, messages), "the history file's text")
         name = self._path.name
         for old in self._directory.glob(f".{name}.*.tmp"):  # left by a writer killed mid-write;
             if re.fullmatch(rf"\.{re.escape(name)}\.[0-9a-f]{{16}}\.tmp", old.name):  # we hold the lock
@@ -189,8 +201,10 @@ def _dump(session_id: str, messages: list[BaseMessage]) -> str:
 
 def _check_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     items = list(messages)
-    if bad := next(((i, m) for i, m in enumerate(items) if not isinstance(m, BaseMessage)), None):
-        raise TypeError(f"messages[{bad[0]}] is a {type(bad[1]).__name__}, not a BaseMessage")
+    for i, message in enumerate(items):
+        if not isinstance(message, BaseMessage):
+            raise TypeError(f"messages[{i}] is a {type(message).__name__}, not a BaseMessage")
+        utf8_encode(message.text, f"the text of messages[{i}] ({message.type})")
     return items
 
 

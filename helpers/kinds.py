@@ -11,10 +11,8 @@ from collections.abc import Mapping
 
 #: Every kind a row is stored with (``turn``: a whole "User: ...\nAI: ..." row, lesson 06).
 KINDS = ("turn", "statement", "question", "request", "chat", "reply", "dont_know", "echo")
-#: Kinds searched as evidence: what was stated.
-SEARCHED_KINDS = ("statement",)
-#: Kinds never brought as the context of a hit: they state no fact.
-NEVER_NEIGHBOURS = ("chat", "dont_know", "echo", "question", "request")
+SEARCHED_KINDS = ("statement",)  #: kinds searched as evidence: what was stated
+NEVER_NEIGHBOURS = ("chat", "dont_know", "echo", "question", "request")  #: never a hit's context: no fact
 
 #: English words that carry no content (BM25-style stop words).
 STOP_WORDS = tuple("""a an the and or but if then so of to in on at by for with from about as into

@@ -25,8 +25,7 @@ from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.tokens import count_message_tokens, count_text_tokens
 from helpers.window import TokenBudgetError, token_window
 
-#: The most a question's retrieved section grows to with ``retrieval_share`` (tokens).
-MAX_RETRIEVAL_TOKENS = 4000
+MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
 
 
 class WindowBudgetError(ValueError):
@@ -74,28 +73,19 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
 
 
 class LayeredMemory:
-    """Window + running summary + retrieval within a token budget, as a ``MemoryStrategy``.
-
-    Args:
-        store, user_id, session_id: where the rows go (``session_id``: the first session).
-        window_tokens: budget of the newest messages plus the new message (tokens).
-        max_summary_tokens: cap of the running summary (tokens).
-        summarize_over: fold the stored recent messages into the summary past this many tokens,
-            keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer, larger calls).
-        retrieval_tokens: budget of the retrieved section (tokens) for a question or request.
-        retrieval_share: that budget grows to this share of the tokens written to Milvus so far
-            (``0``: fixed; the rule: ``retrieval_budget``).
-        statement_retrieval_tokens: the budget for a statement (tokens; default 0: a statement is
-            answered from the window and the summary).
-        neighbours_of: the top this-many hits each bring their speaker's nearest statement before
-            and after (a fact told over two messages).
-        session_date: the first session's ISO date (``start_session`` sets later ones).
-        names: the speakers' (role -> name): stored with each row and shown with it; a question
-            naming one of them gets that person's rows first.
-
-    Attributes: ``log`` (a ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits).
-    Raises ValueError for a budget below 1 or a negative setting, InvalidIdError for an unsafe id.
-    """
+    """Window + running summary + retrieval within a token budget, as a ``MemoryStrategy``. Args (budgets in
+    tokens): ``store``, ``user_id``, ``session_id`` where the rows go (the first session); ``window_tokens``
+    the newest messages plus the new message; ``max_summary_tokens`` the running summary's cap;
+    ``summarize_over`` fold the stored recent messages into the summary past this, keeping ``window_tokens``
+    (default ``max(800, 2 * window_tokens)``: fewer, larger calls); ``retrieval_tokens`` the retrieved section
+    for a question or request, grown to ``retrieval_share`` of the tokens written to Milvus so far (``0``:
+    fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for a statement (default 0:
+    answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
+    speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
+    session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), stored and
+    shown with each row (a question naming one of them gets that person's rows first). Attributes: ``log`` (a
+    ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits). Raises ValueError for a budget below 1 or
+    a negative setting, InvalidIdError for an unsafe id."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")

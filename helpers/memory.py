@@ -31,9 +31,8 @@ QUESTION = "question"  # the user's new message
 PART_KINDS = (SYSTEM, VERBATIM, SUMMARY, RETRIEVED, QUESTION)  # what a prompt part is
 KEPT, DROPPED, SUMMARIZED = "kept", "dropped", "summarized"  # marks: what happened to a message
 MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)  # SUMMARY and RETRIEVED are marks too
-# ids of the messages memory writes into a prompt
-SUMMARY_ID = "running-summary"  # the running summary (helpers.summary)
-RETRIEVED_ID = "retrieved-memories"  # the retrieved section (helpers.layered)
+SUMMARY_ID = "running-summary"  # the id of the running summary's message (helpers.summary)
+RETRIEVED_ID = "retrieved-memories"  # the id of the retrieved section's message (helpers.layered)
 COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
 
 

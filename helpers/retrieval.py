@@ -94,12 +94,11 @@ class RetrievalMemory:
     """The article's retrieval memory as a ``helpers.memory.MemoryStrategy``: ``prompt`` sends ``[system,
     "<format_hits(top-k hits)>\\n\\nQuestion: <question>"]`` (the question alone when nothing is found);
     ``after_turn`` writes ``format_turn(user, reply, names)`` as one row of kind ``"turn"``, embedded whole.
-
     Args: ``store``; ``user_id``, ``session_id`` (InvalidIdError if unsafe); ``top_k`` hits per question;
-    ``min_score`` drop hits below this cosine similarity (``None``: keep them); ``all_sessions`` search
-    every session (else ``session_id``'s); ``first_round`` of the first turn; ``names`` the speakers' (role
-    -> name: "Hannah: ..." for "User: ..."). Keeps no message list (Milvus is the memory);
-    ``last_retrieved``: the latest hits; ``turns_log``: a ``RetrievalTurn`` a step."""
+    ``min_score`` drop hits below this cosine similarity (``None``: keep them); ``all_sessions`` search every
+    session (else ``session_id``'s); ``first_round`` of the first turn; ``names`` the speakers' (role -> name:
+    "Hannah: ..." for "User: ..."). Keeps no message list (Milvus is the memory); ``last_retrieved``: the
+    latest hits; ``turns_log``: a ``RetrievalTurn`` a step."""
 
     cost_note = ("every turn (embed + search + insert)", "top-k turns by meaning, any session")
 

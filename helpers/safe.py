@@ -1,11 +1,10 @@
-"""Values made safe before they reach Milvus: ids (checked: they go into filters and file names),
-filter literals (quoted and escaped, so ``a" or user_id != "x`` stays one literal; Milvus "Boolean
-expression rules", milvus-io/milvus-docs#2525) and UTF-8 byte limits (a server counts VARCHAR
-limits in bytes: 2,000 Hangul syllables are 6,000), so long text is cut between characters."""
+"""Values made safe before they reach Milvus: ids (checked: they go into filters and file names), filter
+literals (quoted and escaped, so ``a" or user_id != "x`` stays one literal; Milvus "Boolean expression
+rules") and UTF-8 byte limits (a server counts VARCHAR limits in bytes): long text is cut at characters."""
 
 from collections.abc import Sequence
 
-from helpers.history import InvalidSessionIdError, validate_session_id
+from helpers.history import InvalidSessionIdError, utf8_encode, validate_session_id
 
 CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
@@ -47,9 +46,9 @@ def in_filter(name: str, values: Sequence[str]) -> str:
     return f"{_field(name)} in [{', '.join(filter_literal(v) for v in values)}]"
 
 
-def utf8_len(text: str) -> int:
-    """Length of ``text`` in UTF-8 bytes, the unit a Milvus server counts VARCHAR limits in."""
-    return len(text.encode("utf-8"))
+def utf8_len(text: str, what: str = "the text") -> int:
+    """``text``'s length in UTF-8 bytes (a server's VARCHAR unit); ValueError naming ``what``: not UTF-8."""
+    return len(utf8_encode(text, what))
 
 
 def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
@@ -57,7 +56,7 @@ def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
     space or line break in a piece's last quarter if any; ``"".join(pieces) == text``."""
     if max_bytes < 4:
         raise ValueError(f"max_bytes must be at least 4 (one UTF-8 character), got {max_bytes}")
-    data, pieces, start = text.encode("utf-8"), [], 0
+    data, pieces, start = utf8_encode(text), [], 0
     while len(data) - start > max_bytes:
         end = start + max_bytes
         while data[end] & 0xC0 == 0x80:  # a continuation byte: step back to a character start

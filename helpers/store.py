@@ -61,15 +61,14 @@ class Hit(Row):
 
 
 class MemoryStore(contextlib.AbstractContextManager):
-    """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager.
-
-    Args: ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters,
-    digits, ``_`` (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain
-    ``Embeddings``; ``dim`` (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe``
-    searched; ``flush_every`` rows written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000;
-    ``consistency_level`` of reads (``"Strong"``: others' writes too); ``timeout`` seconds per call;
-    ``uri``, ``kind`` (lite / server / cloud) for messages. Raises TypeError (``embeddings`` None),
-    DimensionMismatchError (another vector length), MilvusStoreError (another schema), ValueError."""
+    """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager. Args:
+    ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters, digits, ``_``
+    (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
+    (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe`` searched; ``flush_every`` rows
+    written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000; ``consistency_level`` of reads
+    (``"Strong"``: others' writes too); ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server /
+    cloud) for messages. Raises TypeError (``embeddings`` None), DimensionMismatchError (another vector
+    length), MilvusStoreError (another schema), ValueError."""
 
     def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
                  nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
@@ -106,12 +105,13 @@ class MemoryStore(contextlib.AbstractContextManager):
         if missing := [n for n in ("id", "vector", *FIELDS) if n not in fields]:
             raise MilvusStoreError(f"Collection {collection!r} at {uri} is not a memory collection of this "
                                    f"course (missing: {', '.join(missing)}): use another name or drop it.")
-        if (existing := int(fields["vector"]["params"]["dim"])) != self.dim:
+        if (old := int(fields["vector"]["params"]["dim"])) != self.dim:
+            why = (f"dim={dim} was passed (pass {old}, or no dim for the model's length)" if dim else
+                   f"the embedding model makes {self.dim}-dimensional ones (another model wrote it)")
             raise DimensionMismatchError(
-                f"Collection {collection!r} at {uri} stores {existing}-dimensional vectors, but the "
-                f"embedding model makes {self.dim}-dimensional ones (another model wrote it). Nothing was "
-                f"inserted or searched. Use another collection name, e.g. '{collection}_{self.dim}', or drop "
-                f"the old one: drop_existing=True or helpers.course.milvus.drop_collection({collection!r}).")
+                f"Collection {collection!r} at {uri} stores {old}-dimensional vectors, but {why}. Nothing "
+                f"was inserted or searched. Use another collection name, e.g. '{collection}_{self.dim}', or "
+                f"drop it: drop_existing=True or helpers.course.milvus.drop_collection({collection!r}).")
         client.load_collection(collection, timeout=timeout)
 
     def _call(self, method: str, *args, **kwargs):
@@ -159,7 +159,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
         theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
         str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
-        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long for its field, not ISO)."""
+        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
@@ -168,7 +168,7 @@ class MemoryStore(contextlib.AbstractContextManager):
             when = (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat(timespec="milliseconds")
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
-            if not isinstance(value, str) or utf8_len(value) > FIELDS[field]:
+            if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
                 raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
         for value in filter(None, (date, when)):
             datetime.fromisoformat(value)  # ValueError if it is not ISO 8601
@@ -194,10 +194,12 @@ class MemoryStore(contextlib.AbstractContextManager):
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
         ``query_vector``), best first, each whole. If given: only rows of ``kinds`` (filtered before the
         top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. Raises InvalidIdError,
-        DimensionMismatchError, ValueError."""
+        DimensionMismatchError, ValueError, TypeError (``query`` not a str and no ``query_vector``)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
+        if query_vector is None and not isinstance(query, str):
+            raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
             began, query_vector = time.perf_counter(), self.embeddings.embed_query(query)
             self._counted(1, began)

@@ -1,14 +1,13 @@
 """Summary memory: fold older messages into a running summary with one extra model call.
 
-Stored: ``[summary?, *recent]``. When a trigger fires after a turn (the article's two: over 6
-messages keep 2, over 200 tokens keep ~80), the messages before the kept part (which starts on a
-human message) and the previous summary are folded into a new, capped one in the conversation's
-language. Prompt: ``[system, summary, *recent, new message]``. On failure nothing changes.
-Unlike LangChain v1's ``SummarizationMiddleware`` (in ``create_agent``, before the model call, the
-state becomes a ``HumanMessage`` "Here is a summary of the conversation to date: ..." + the kept
-messages; the old summary is just one of the dropped messages), here the summary is a marked
-``SystemMessage`` after the system prompt, the old one is passed explicitly, costs are recorded.
-"""
+Stored: ``[summary?, *recent]``. When a trigger fires after a turn (the article's two: over 6 messages keep 2,
+over 200 tokens keep ~80), the messages before the kept part (which starts on a human message) and the
+previous summary are folded into a new, capped one in the conversation's language. Prompt: ``[system, summary,
+*recent, new message]``. On failure nothing changes. Unlike LangChain v1's ``SummarizationMiddleware`` (in
+``create_agent``, before the model call, the state becomes a ``HumanMessage`` "Here is a summary of the
+conversation to date: ..." + the kept messages; the old summary is just one of the dropped messages), here the
+summary is a marked ``SystemMessage`` after the system prompt, the old one is passed explicitly, costs are
+recorded."""
 
 from __future__ import annotations
 

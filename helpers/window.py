@@ -1,12 +1,11 @@
 """Windows: send the model only the newest part of a conversation; the strategies built on them.
 
-``last_n_messages`` is the article's ``slice(-4)``, deliberately naive (it can drop the system prompt,
-start on a reply whose question is gone, keep a tool result without its call); ``count_window`` keeps a
-turn (with its tool calls and results) whole or not at all; ``token_window`` is LangChain's
-``trim_messages``, but ``max_tokens`` is the whole prompt as ``count_tokens`` counts it, a question that
-does not fit raises ``TokenBudgetError`` instead of vanishing, and only the tail the budget reaches is
-counted (a turn costs the same at any length).
-"""
+``last_n_messages`` is the article's ``slice(-4)``, deliberately naive (it can drop the system prompt, start
+on a reply whose question is gone, keep a tool result without its call); ``count_window`` keeps a turn (with
+its tool calls and results) whole or not at all; ``token_window`` is LangChain's ``trim_messages``, but
+``max_tokens`` is the whole prompt as ``count_tokens`` counts it, a question that does not fit raises
+``TokenBudgetError`` instead of vanishing, and only the tail the budget reaches is counted (a turn costs the
+same at any length)."""
 
 from __future__ import annotations
 
@@ -94,16 +93,14 @@ def newest_fitting(messages: Sequence[BaseMessage], max_tokens: int,
 
 def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str | None = None,
                  counter: TokenCounter | None = None) -> list[BaseMessage]:
-    """``[system] + the longest tail`` within ``max_tokens`` (whole prompt, tokens: ``count_tokens``
-    of the result is at most it), starting on a human message: ``trim_messages(strategy="last",
-    start_on="human", include_system=True)``, the same objects ``library_token_window`` returns
-    whenever no error is raised. ``[]`` for an empty history, ``[system]`` (or ``[]``) without a
-    human message. ``model``: tokenizer model name (``None``: cl100k_base); ``counter``: a
-    ``TokenCounter`` to use and fill instead of ``default_counter(model)``.
-
-    Raises ``TokenBudgetError`` when the newest human message (with the system message, the messages
-    after it and reply priming) is over ``max_tokens`` or, without a human message, the system
-    message alone is; ``TypeError`` when ``max_tokens`` is not an int."""
+    """``[system] + the longest tail`` within ``max_tokens`` (whole prompt, tokens: ``count_tokens`` of the
+    result is at most it), starting on a human message: ``trim_messages(strategy="last", start_on="human",
+    include_system=True)``, the same objects ``library_token_window`` returns whenever no error is raised.
+    ``[]`` for an empty history, ``[system]`` (or ``[]``) without a human message. ``model``: tokenizer model
+    name (``None``: cl100k_base); ``counter``: a ``TokenCounter`` to use and fill instead of
+    ``default_counter(model)``. Raises ``TokenBudgetError`` when the newest human message (with the system
+    message, the messages after it and reply priming) is over ``max_tokens`` or, without a human message, the
+    system message alone is; ``TypeError`` when ``max_tokens`` is not an int."""
     _check_int("max_tokens", max_tokens)
     if not messages:
         return []

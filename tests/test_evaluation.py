@@ -156,6 +156,65 @@ def test_exported_conversation_and_context_fit(tmp_path):
         load_exported_conversation(bad)
 
 
+EXPORT_ROLES = "system, developer, user, human, assistant, ai, model"
+
+
+def test_exported_roles_any_case_gemini_model_and_a_bom(tmp_path):
+    path = tmp_path / "export.json"
+    roles = ("System", "developer", "User", "ASSISTANT", "model", "Human")
+    items = [{"role": r, "content": r} for r in roles]
+    path.write_text("\ufeff" + json.dumps(items), encoding="utf-8")  # a BOM, as some Windows tools write
+    messages = load_exported_conversation(path)
+    assert [(m.type, m.text) for m in messages] == [(m.type, m.text) for m in [
+        SystemMessage("System"), SystemMessage("developer"), HumanMessage("User"), AIMessage("ASSISTANT"),
+        AIMessage("model"), HumanMessage("Human")]]
+
+
+@pytest.mark.parametrize("role", ["tool", "function", "narrator"])
+def test_an_exported_tool_result_or_unknown_role_is_refused_naming_the_item(tmp_path, role):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": role, "content": "{}"}]),
+                    encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_exported_conversation(path)
+    assert str(info.value) == (
+        f"{path}: item 1 has role {role!r}; accepted, any case: {EXPORT_ROLES} (a tool or function "
+        "result: make it 'user' or remove it)")
+
+
+def test_a_broken_export_names_the_file_line_and_column(tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text('[\n {"role": "user", "content": "hi"},\n {"role": "assistant", "cont', encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_exported_conversation(path)
+    assert str(info.value).startswith(f"{path} is not valid JSON (cut short?): ")
+    assert "line 3 column 24" in str(info.value)
+    with pytest.raises(ValueError, match="cut.json is not valid JSON .* line 3 column 24"):
+        load_long_conversation(path)
+
+
+def test_make_evaluate_on_a_chat_export_says_so_without_a_traceback(tmp_path, capsys):
+    """One sentence on stderr and exit status 1 (``SystemExit`` with a message), as the command runs it."""
+    import subprocess
+    import sys
+
+    export = project_root() / "data" / "evaluation" / "example_export.json"
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"turns": [', encoding="utf-8")
+    said = {}
+    for path in (export, broken):
+        run = subprocess.run([sys.executable, "-m", "helpers.course.measure", "--conversation", str(path),
+                              "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                             cwd=project_root())
+        assert run.returncode == 1 and run.stdout == "" and "Traceback" not in run.stderr, run.stderr
+        said[path] = run.stderr
+    assert said[export] == (f"{export} lacks 'turns': not a long conversation file (data/README.md); a chat "
+                            "export is read by load_exported_conversation, measured by context_fit "
+                            "(lesson 08)\n")
+    assert said[broken].startswith(f"{broken} is not valid JSON (cut short?): Expecting value: line 1")
+    assert list(tmp_path.iterdir()) == [broken]  # nothing measured, nothing written
+
+
 # -- the long conversation ------------------------------------------------------------------------------
 
 
@@ -347,3 +406,38 @@ def test_full_history_reaches_every_line_and_every_evidence_of_our_conversations
     probes = [r for r in rows if r.probe]
     assert [r.turn_id for r in probes] == [p["turn_id"] for p in conversation["probes"] if p["expects"]]
     assert all(r.evidence_reached for r in probes)
+
+
+def test_speakers_are_read_in_any_case_and_any_other_speaker_is_refused():
+    from helpers.evaluate import conversation_turns
+
+    turns = [{"id": "u1", "session_id": "s1", "text": "I keep bees.", "speaker": "User"},
+             {"id": "a1", "session_id": "s1", "text": "Bees!", "speaker": "Assistant"}]
+    assert [(t.text, t.reply) for t in conversation_turns(turns)] == [("I keep bees.", "Bees!")]
+    for speaker in ("narrator", "system", None, ""):
+        bad = [*turns, {"id": "n1", "session_id": "s1", "text": "Later...", "speaker": speaker}]
+        with pytest.raises(ValueError) as info:
+            conversation_turns(bad)
+        assert str(info.value) == (f"turns[2] (id 'n1') has speaker {speaker!r}; accepted, any case: "
+                                   "'user', 'assistant'")
+
+
+@pytest.mark.parametrize(("turn", "message"), [
+    ({"id": "t2", "session_id": "s1"}, "turns[1] (id 't2') has no str 'text'"),
+    ({"id": "t2", "text": None}, "turns[1] (id 't2') has no str 'text'"),
+    ({"session_id": "s1", "text": "hi"}, "turns[1] has no str 'id'"),
+    ({"id": None, "text": None}, "turns[1] (id None) has no str 'id' or 'text'"),
+    ("just a line", "turns[1] has no str 'id' or 'text'"),
+])
+def test_a_turn_without_id_or_text_is_refused_naming_it(tmp_path, turn, message):
+    from helpers.evaluate import conversation_turns, replay_message_ids
+
+    turns = [SMALL["turns"][0], turn]
+    for read in (conversation_turns, replay_message_ids):
+        with pytest.raises(ValueError) as info:
+            read(turns)
+        assert str(info.value) == f"{message}: every turn needs both"
+    path = tmp_path / "conversation.json"
+    path.write_text(json.dumps({**SMALL, "turns": turns}), encoding="utf-8")
+    with pytest.raises(ValueError, match="every turn needs both"):  # refused on loading, not mid-replay
+        load_long_conversation(path)

@@ -432,7 +432,7 @@ def test_bad_session_ids_refused(tmp_path, bad):
     with pytest.raises(InvalidSessionIdError) as info:
         FileHistory(bad, folder)
     assert isinstance(info.value, ValueError)
-    assert repr(bad) in str(info.value)
+    assert repr(bad[:40]) in str(info.value)
     assert "allowed" in str(info.value)
     with pytest.raises(InvalidSessionIdError):
         validate_session_id(bad)
@@ -447,6 +447,13 @@ def test_good_session_ids_accepted(tmp_path, good):
     assert history.path == tmp_path / f"{good}.json"
     assert history.path.parent == tmp_path
     assert list_sessions(tmp_path) == [good]
+
+
+def test_a_long_session_id_is_shown_by_its_start_and_length():
+    with pytest.raises(InvalidSessionIdError) as info:
+        validate_session_id("x" * 9_990 + "/etc/passwd")
+    assert str(info.value).startswith(f"invalid session id {'x' * 40!r}... (10001 characters); allowed:")
+    assert len(str(info.value)) < 300
 
 
 def test_non_string_session_id_refused():
@@ -496,3 +503,22 @@ def test_odd_paths_give_clear_errors(tmp_path):
     a_file.write_text("x", encoding="utf-8")
     with pytest.raises(NotADirectoryError, match="is a file"):
         FileHistory("s", a_file)
+
+
+def test_an_unpaired_surrogate_is_refused_naming_the_message_and_nothing_is_written(tmp_path):
+    """Half an emoji ("\\ud83d", as some JSON exports hold) cannot be written as UTF-8: a clear
+    ValueError before anything is written, whichever way the history is changed."""
+    history = FileHistory("s", tmp_path)
+    history.add_messages(conversation())
+    raw = history.path.read_bytes()
+    broken = [HumanMessage("fine"), AIMessage("I love it \ud83d so much")]
+    expected = ("the text of messages[1] (ai) holds an unpaired surrogate '\\ud83d' at character 10 "
+                "(after 'I love it '): half of a UTF-16 pair, not valid UTF-8. Nothing was written.")
+    for change in (history.add_messages, history.replace, lambda new: history.update(lambda old: new)):
+        with pytest.raises(ValueError) as info:
+            change(broken)
+        assert str(info.value).startswith(expected), str(info.value)
+    with pytest.raises(ValueError, match=r"messages\[0\] \(human\) holds an unpaired surrogate '\\udc00'"):
+        history.add_message(HumanMessage([{"type": "text", "text": "x\udc00"}]))
+    assert history.path.read_bytes() == raw and leftovers(tmp_path) == []
+    assert summary(history.messages) == summary(conversation())

@@ -187,6 +187,21 @@ def test_add_writes_the_columns_and_refuses_bad_values(store, user):
     assert store.count(user) == 1
 
 
+def test_an_unpaired_surrogate_or_a_query_that_is_not_text_is_refused_plainly(store, user):
+    calls = store.embedding_calls
+    with pytest.raises(ValueError) as info:
+        store.add(user, "s1", 1, "I love it \ud83d so much")
+    assert str(info.value).startswith("the text holds an unpaired surrogate '\\ud83d' at character 10 "
+                                      "(after 'I love it '): half of a UTF-16 pair, not valid UTF-8. "
+                                      "Nothing was written.")
+    with pytest.raises(ValueError, match="name holds an unpaired surrogate '\\\\udc00' at character 3"):
+        store.add(user, "s1", 1, "fine", name="Ann\udc00")
+    assert store.count(user) == 0 and store.embedding_calls == calls  # nothing embedded or written
+    with pytest.raises(TypeError, match="query must be a str \\(the text to search by\\), got None"):
+        store.search(user, None)
+    assert store.embedding_calls == calls
+
+
 def test_korean_turn_over_the_byte_limit_round_trips_whole(store, user):
     calls = store.embedding_calls
     korean = "가" * 2000  # 6,000 UTF-8 bytes: a server rejects it in one VARCHAR(5000)
@@ -213,8 +228,11 @@ def test_dimension_mismatch_is_refused_before_insert_or_search(uri):
     assert "drop" in message and "another collection name" in message
     assert isinstance(info.value, ValueError)
     assert probe.texts == 1  # only the probe: nothing embedded for an insert or a search
-    with pytest.raises(DimensionMismatchError):
+    with pytest.raises(DimensionMismatchError) as info:  # the length came from the argument: it says so
         open_store(uri=uri, collection=name, dim=DIM * 2, embeddings=HashEmbeddings(DIM * 2))
+    assert (f"stores {DIM}-dimensional vectors, but dim={DIM * 2} was passed (pass {DIM}, or no dim for the "
+            "model's length). Nothing was inserted or searched.") in str(info.value)
+    assert "embedding model makes" not in str(info.value)
     with pytest.raises(DimensionMismatchError):
         first.add("ann", "s1", 2, "wrong size", vector=[0.1] * (DIM + 1))
     with pytest.raises(DimensionMismatchError):

@@ -57,9 +57,7 @@ class E5Embeddings(Embeddings):
     dimension: int = DIMENSION
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        return _engine().passage(list(texts)).reshape(len(texts), DIMENSION).tolist()
+        return _engine().passage(list(texts)).reshape(len(texts), DIMENSION).tolist() if texts else []
 
     def embed_query(self, text: str) -> list[float]:
         return _engine().query(text).tolist()

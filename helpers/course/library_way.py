@@ -76,20 +76,16 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
                         nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE):
     """The same rows in ``langchain_milvus.Milvus``, searched via ``as_retriever``.
 
-    ``Milvus`` creates its own collection (fields ``pk``, ``text``, ``vector``, one per metadata key;
-    by default an AUTOINDEX with **L2** distance); here index and search are ``MemoryStore``'s
-    IVF_FLAT + COSINE, so the scores compare. The collection is dropped and refilled on every call.
-
-    Args:
-        rows: rows to index, e.g. ``store.rows(user_id)``. user_id: the only user whose rows the
-            retriever returns (escaped filter). uri, token: a Lite path or a server (may be the
-            store's own). collection: LangChain's (not the store's: the schemas differ).
-        embeddings: default ``helpers.course.embeddings.get_embeddings()``. top_k: documents per
-            query. nlist, nprobe: IVF_FLAT parameters.
-
-    Returns ``(vector_store, retriever)``: ``retriever.invoke("What is my job?")`` gives ``Document``s
-    (metadata: user_id, session_id, round, timestamp); ``vector_store.similarity_search_with_score(q,
-    k, expr=...)`` adds cosine scores. Raises ``store.InvalidIdError`` for an invalid ``user_id``."""
+    ``Milvus`` creates its own collection (fields ``pk``, ``text``, ``vector``, one per metadata key; by
+    default an AUTOINDEX with **L2** distance); here index and search are ``MemoryStore``'s IVF_FLAT +
+    COSINE, so the scores compare. The collection is dropped and refilled on every call. ``rows``: to index,
+    e.g. ``store.rows(user_id)``; ``user_id``: the only user whose rows the retriever returns (escaped
+    filter); ``uri``, ``token``: a Lite path or a server (may be the store's own); ``collection``:
+    LangChain's (not the store's: the schemas differ); ``embeddings``: default ``get_embeddings()``;
+    ``top_k``: documents per query; ``nlist``, ``nprobe``: IVF_FLAT parameters. Returns ``(vector_store,
+    retriever)``: ``retriever.invoke("What is my job?")`` gives ``Document``s (metadata: user_id,
+    session_id, round, timestamp); ``vector_store.similarity_search_with_score(q, k, expr=...)`` adds
+    cosine scores. Raises ``store.InvalidIdError`` for an invalid ``user_id``."""
     from langchain_milvus import Milvus
 
     from helpers.course.embeddings import get_embeddings

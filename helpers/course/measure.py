@@ -49,9 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, default=None,
                         help="also write the saved result lesson 08 shows here")
     args = parser.parse_args(argv)
+    try:
+        conversation = evaluate.load_long_conversation(args.conversation)
+    except (OSError, ValueError) as exc:  # one sentence on stderr, exit status 1, no traceback
+        raise SystemExit(str(exc)) from None
     settings = show_setup()
     quiet_milvus_logs()
-    conversation = evaluate.load_long_conversation(args.conversation)
     model = get_chat_model(settings)
     # a Lite folder of its own, so a notebook holding a lesson's folder does not block it
     uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
@@ -79,19 +82,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
-    """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects (roles ``system``,
-    ``user``/``human``, ``assistant``/``ai``), as most chat tools export. ValueError: not a JSON list
-    of role/content objects (the message says which item)."""
+    """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects, as most chat tools export
+    (UTF-8, a BOM allowed; roles in any case; ``model``: Gemini's assistant; a tool or function result is
+    refused, not skipped: its tokens count). ValueError naming the file and line (not JSON) or the item."""
     from langchain_core.messages import convert_to_messages
 
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    roles = ("system", "developer", "user", "human", "assistant", "ai", "model")
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON (cut short?): {exc}") from None
     if not isinstance(raw, list):
         raise ValueError(f"{path}: expected a JSON list of {{'role', 'content'}} objects")
     for i, item in enumerate(raw):
         if not (isinstance(item, dict) and isinstance(item.get("role"), str)
                 and isinstance(item.get("content"), str)):
             raise ValueError(f"{path}: item {i} is not a {{'role': str, 'content': str}} object")
-    return convert_to_messages([(item["role"], item["content"]) for item in raw])
+        if item["role"].lower() not in roles:
+            raise ValueError(f"{path}: item {i} has role {item['role']!r}; accepted, any case: "
+                             f"{', '.join(roles)} (a tool or function result: make it 'user' or remove it)")
+    return convert_to_messages([("ai" if (role := item["role"].lower()) == "model" else role, item["content"])
+                                for item in raw])
 
 
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:

@@ -84,11 +84,9 @@ def _is_number(value: Any) -> bool:
 
 
 def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, str]:
-    """``(ok, one line)`` comparing a prediction with the measured value.
-
-    Text compares without case or surrounding spaces; numeric text counts as a number; ``"a, b"``
-    compares with a list ``["a", "b"]``; tuples equal lists. ``tolerance``: for numbers, the largest
-    accepted ``abs(prediction - actual)`` (0: exact)."""
+    """``(ok, one line)`` comparing a prediction with the measured value. Text compares without case or
+    surrounding spaces; numeric text counts as a number; ``"a, b"`` compares with a list ``["a", "b"]``;
+    tuples equal lists. ``tolerance``: for numbers, the largest accepted ``abs(prediction - actual)``."""
     if isinstance(prediction, str) and isinstance(actual, (list, tuple)):
         prediction = [p for p in prediction.replace(",", " ").split() if p]
     expected, got = _normalize(prediction), _normalize(actual)
@@ -102,10 +100,8 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, s
 
 
 class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
-    """An answer box, a Check button and a held output for the question ``question_id``.
-
-    Raises KeyError for an id in no ``checks`` file. Use as a context manager;
-    call ``measured(actual, **facts)`` inside or after the block."""
+    """An answer box, a Check button and a held output for the question ``question_id`` (KeyError: an id
+    in no ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it."""
 
     def __init__(self, question_id: str) -> None:
         import ipywidgets as w
@@ -143,11 +139,10 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
 
     def why(self) -> str:
         """The Why, its ``{names}`` filled from this run (HTML; `code` becomes <code>code</code>)."""
-        template = self.spec["why"]
         settings = load_settings()  # "{models}": e.g. "the offline stand-in and multilingual-e5-small"
         chat = "the offline stand-in" if settings.chat_provider == OFFLINE else settings.chat_model
         models = f"{chat} and {settings.embedding_model}"
-        text = template.format(actual=self.actual, models=models, **self.facts)
+        text = self.spec["why"].format(actual=self.actual, models=models, **self.facts)
         return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
     def check(self, prediction: Any, reference: bool = False) -> CheckResult | None:
