@@ -367,8 +367,8 @@ def assert_08_shows(shown):
     assert next(v for k, v in shown["hard_share"].items() if k.startswith("layered")) <= 10
     friends = shown["friends"]  # two people: half the evidence is the second speaker's
     assert friends["full history"] == 1.0
-    assert next(v for k, v in friends.items() if k.startswith("layered")) > 2 * friends[
-        "retrieval (Milvus top-3)"]
+    layered_friends = next(v for k, v in friends.items() if k.startswith("layered"))
+    assert layered_friends >= 0.8 and layered_friends > friends["retrieval (Milvus top-3)"] + 0.2  # "much less"
     # the course's goal: >= 95% of full history's recall with <= 10% of its input tokens, the
     # summary calls' own prompts included
     assert shown["recall_share"] >= 0.95 and shown["all_share"] <= 0.10
