@@ -368,7 +368,7 @@ def assert_08_shows(shown):
     friends = shown["friends"]  # two people: half the evidence is the second speaker's
     assert friends["full history"] == 1.0
     layered_friends = next(v for k, v in friends.items() if k.startswith("layered"))
-    assert layered_friends >= 0.8 and layered_friends > friends["retrieval (Milvus top-3)"] + 0.2  # "much less"
+    assert layered_friends >= 0.8 and layered_friends > friends["retrieval (Milvus top-3)"] + 0.2
     # the course's goal: >= 95% of full history's recall with <= 10% of its input tokens, the
     # summary calls' own prompts included
     assert shown["recall_share"] >= 0.95 and shown["all_share"] <= 0.10
