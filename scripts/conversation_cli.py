@@ -1,6 +1,6 @@
 """What the seeded conversation generators share (``make_hard_conversation.py``,
-``make_friends_conversation.py``): relative dates, template filling, rendering, and the
-``--seed`` / ``--out`` / ``--check`` command line."""
+``make_friends_conversation.py``, ``make_heldout_conversations.py``): relative dates, template
+filling, the probes, rendering, and the ``--seed`` / ``--out`` / ``--check`` command line."""
 
 from __future__ import annotations
 
@@ -58,6 +58,40 @@ def fill(template: str, values: dict[str, str], events: dict | None = None) -> s
     if "{" in out:
         raise ValueError(f"unfilled placeholder in {out!r}")
     return out
+
+
+def build_probes(rng: random.Random, table: list, values: dict[str, str], events: dict,
+                 labels: dict[str, str], speaker_of: dict[str, str], ask: Callable[[str], str],
+                 person_of: Callable[[str], str]) -> list[dict]:
+    """Every probe of ``table`` (``(category, question, evidence labels, expects, answer, extra)``)
+    once, in a seeded order. ``ask(question)`` adds the question as a turn and returns its id;
+    ``person_of(question)`` says how it names the people. Returns the probe dicts (fields:
+    ``data/evaluation/README.md``)."""
+    probes = []
+    for index, (category, question, evidence, expects, answer, extra) in enumerate(
+            rng.sample(table, len(table)), start=1):
+        q = fill(question, values, events)
+        turn_id = ask(q)
+        ids = [labels[label] for label in evidence]
+        whose = sorted({speaker_of[i] for i in ids})
+        probe = {
+            "id": f"p{index:03d}", "turn_id": turn_id, "question": q, "category": category,
+            "person": person_of(q),
+            "about": extra.get("about") or (whose[0] if len(whose) == 1 else "both"),
+            "evidence": ids,
+            "expects": [fill(e, values, events) for e in expects],
+            "answer": fill(answer, values, events) if answer else None,
+            "changed": category == "updated-fact",
+        }
+        if "date" in extra:
+            probe["date"] = events[extra["date"]][1].isoformat()
+        if "outdated" in extra:
+            probe["outdated"] = [fill(e, values, events) for e in extra["outdated"]]
+            probe["superseded_evidence"] = [labels[label] for label in extra["superseded"]]
+        if "tempting" in extra:
+            probe["tempting"] = [fill(e, values, events) for e in extra["tempting"]]
+        probes.append(probe)
+    return probes
 
 
 def render(data: dict) -> str:

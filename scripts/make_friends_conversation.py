@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from conversation_cli import WEEKDAYS, fill, render, resolve_when, run_cli  # noqa: E402, F401
+from conversation_cli import WEEKDAYS, build_probes, fill, render, resolve_when, run_cli  # noqa: E402, F401
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "data/evaluation/friends_conversation.json"
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "unanswerable")
@@ -830,33 +830,8 @@ def generate(seed: int = 7) -> dict:
     # the probe session: every probe once, in a seeded order; the model answers them
     probe_session = len(STORY) + 1
     speaker_of = {t["id"]: t["speaker"] for t in turns}
-    probes = []
-    for index, (category, question, evidence, expects, answer, extra) in enumerate(
-            rng.sample(P, len(P)), start=1):
-        q = fill(question, values, events)
-        turn_id = add(probe_session, "user", q, "probe")
-        ids = [labels[label] for label in evidence]
-        whose = sorted({speaker_of[i] for i in ids})
-        probe = {
-            "id": f"p{index:03d}",
-            "turn_id": turn_id,
-            "question": q,
-            "category": category,
-            "person": person(q, values),
-            "about": extra.get("about") or (whose[0] if len(whose) == 1 else "both"),
-            "evidence": ids,
-            "expects": [fill(e, values, events) for e in expects],
-            "answer": fill(answer, values, events) if answer else None,
-            "changed": category == "updated-fact",
-        }
-        if "date" in extra:
-            probe["date"] = events[extra["date"]][1].isoformat()
-        if "outdated" in extra:
-            probe["outdated"] = [fill(e, values, events) for e in extra["outdated"]]
-            probe["superseded_evidence"] = [labels[label] for label in extra["superseded"]]
-        if "tempting" in extra:
-            probe["tempting"] = [fill(e, values, events) for e in extra["tempting"]]
-        probes.append(probe)
+    probes = build_probes(rng, P, values, events, labels, speaker_of,
+                          lambda q: add(probe_session, "user", q, "probe"), lambda q: person(q, values))
 
     sessions = [{"id": f"session-{i}", "date": d.isoformat(), "weekday": WEEKDAYS[d.weekday()]}
                 for i, d in enumerate(dates, start=1)]

@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from conversation_cli import WEEKDAYS, fill, render, resolve_when  # noqa: E402
+from conversation_cli import WEEKDAYS, build_probes, fill, render, resolve_when  # noqa: E402
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "data/evaluation"
 NAMES = ("heldout_two_person", "heldout_assistant")
@@ -79,36 +79,6 @@ def session_dates(rng: random.Random, start: dt.date, count: int, gap=(6, 10)) -
         dates.append(dates[-1] + dt.timedelta(days=rng.randint(*gap)))
     dates.append(dates[-1] + dt.timedelta(days=rng.randint(12, 25)))
     return dates
-
-
-def build_probes(rng, table, values, events, labels, add, speaker_of, names):
-    """Every probe of ``table`` once, in a seeded order, each asked by the user in the last
-    session (``add``); returns the probe dicts (fields: data/evaluation/README.md)."""
-    probes = []
-    for index, (category, question, evidence, expects, answer, extra) in enumerate(
-            rng.sample(table, len(table)), start=1):
-        q = fill(question, values, events)
-        turn_id = add("user", q, "probe", ())
-        ids = [labels[label] for label in evidence]
-        whose = sorted({speaker_of[i] for i in ids})
-        probe = {
-            "id": f"p{index:03d}", "turn_id": turn_id, "question": q, "category": category,
-            "person": person(q, names),
-            "about": extra.get("about") or (whose[0] if len(whose) == 1 else "both"),
-            "evidence": ids,
-            "expects": [fill(e, values, events) for e in expects],
-            "answer": fill(answer, values, events) if answer else None,
-            "changed": category == "updated-fact",
-        }
-        if "date" in extra:
-            probe["date"] = events[extra["date"]][1].isoformat()
-        if "outdated" in extra:
-            probe["outdated"] = [fill(e, values, events) for e in extra["outdated"]]
-            probe["superseded_evidence"] = [labels[label] for label in extra["superseded"]]
-        if "tempting" in extra:
-            probe["tempting"] = [fill(e, values, events) for e in extra["tempting"]]
-        probes.append(probe)
-    return probes
 
 
 # ===============================================================================================
@@ -804,8 +774,9 @@ def generate_two_person(seed: int = 7) -> dict:
 
     session[0] = len(STORY_2P) + 1
     speaker_of = {t["id"]: t["speaker"] for t in turns}
-    probes = build_probes(rng, P_2P, values, events, labels, add, speaker_of,
-                          [values["A"], values["B"]])
+    names = [values["A"], values["B"]]
+    probes = build_probes(rng, P_2P, values, events, labels, speaker_of,
+                          lambda q: add("user", q, "probe", ()), lambda q: person(q, names))
     history = [t for t in turns if t["kind"] != "probe"]
     counts = {c: sum(p["category"] == c for p in probes) for c in CATEGORIES}
     sessions = [{"id": f"session-{i}", "date": d.isoformat(), "weekday": WEEKDAYS[d.weekday()]}
@@ -1544,7 +1515,8 @@ def generate_assistant(seed: int = 7) -> dict:
 
     session[0] = len(STORY_AS) + 1
     speaker_of = {t["id"]: t["speaker"] for t in turns}
-    probes = build_probes(rng, P_AS, values, events, labels, add, speaker_of, [values["U"]])
+    probes = build_probes(rng, P_AS, values, events, labels, speaker_of,
+                          lambda q: add("user", q, "probe", ()), lambda q: person(q, [values["U"]]))
     for p in probes:
         p["about"] = "user"
     history = [t for t in turns if t["kind"] != "probe"]
