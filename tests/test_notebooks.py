@@ -340,6 +340,37 @@ def headline(rows):
     return {row["strategy"]: [row[c] for c in HEADLINE] for row in rows}
 
 
+# What may drift between machines, and by how much. A strategy that never searches Milvus is
+# deterministic: the same tokenizer on the same text gives the same counts everywhere, so its
+# numbers must be equal. A strategy that searches (``extra embeddings`` > 0) is not: the embedder's
+# floating point depends on the CPU and the thread count, a tie between two near-equal hits can
+# break either way, and one different hit changes that turn's prompt, the stand-in's reply and so
+# every later prompt a little. Seen across machines: under 0.5% of the tokens, recall equal.
+SEARCH_TOKEN_TOLERANCE = 0.02  # relative
+SEARCH_RECALL_TOLERANCE = 0.05  # absolute: two probes of 40
+
+
+def assert_headline_matches(live_rows, saved_rows, source=SAVED_08):
+    """Live results against saved ones: exact where the run is deterministic, within the stated
+    tolerance where retrieval takes part (see above)."""
+    saved = {row["strategy"]: row for row in saved_rows}
+    live = {row["strategy"]: row for row in live_rows}
+    assert list(live) == list(saved), f"strategies differ from {source}"
+    hint = (f"the live run no longer matches {source}: rerun python -m helpers.course.measure "
+            f"--conversation data/evaluation/long_conversation.json --save {source}")
+    for name, row in live.items():
+        want = saved[name]
+        if not want.get("extra embeddings"):
+            assert [row[c] for c in HEADLINE] == [want[c] for c in HEADLINE], f"{name}: {hint}"
+            continue
+        assert abs(row["evidence recall"] - want["evidence recall"]) <= SEARCH_RECALL_TOLERANCE, (
+            f"{name}: recall {row['evidence recall']} against {want['evidence recall']}; {hint}")
+        for column in HEADLINE[1:]:
+            assert abs(row[column] - want[column]) <= SEARCH_TOKEN_TOLERANCE * want[column], (
+                f"{name}: {column} {row[column]} against {want[column]} (more than "
+                f"{SEARCH_TOKEN_TOLERANCE:.0%} apart); {hint}")
+
+
 def saved_08():
     import json
     from pathlib import Path
@@ -391,9 +422,7 @@ def test_08_measuring_memory_meets_the_goal():
     shown = run("08_measuring_memory")
     assert shown["precomputed"] is False and shown["replayed"] and shown["rows_written"] > 0
     assert_08_shows(shown)
-    assert headline(shown["results"]) == headline(saved_08()["summary"]), (
-        f"the live run no longer matches {SAVED_08}: rerun python -m helpers.course.measure "
-        f"--conversation data/evaluation/long_conversation.json --save {SAVED_08}")
+    assert_headline_matches(shown["results"], saved_08()["summary"])
 
 
 @pytest.mark.notebook
