@@ -99,6 +99,7 @@ class MemoryStore(contextlib.AbstractContextManager):
             index = MilvusClient.prepare_index_params()
             index.add_index(field_name="vector", index_type="IVF_FLAT", metric_type="COSINE",
                             params={"nlist": nlist})
+            self._extend_schema(schema, index)
             client.create_collection(collection, schema=schema, index_params=index, timeout=timeout,
                                      consistency_level=consistency_level)
         fields = {f["name"]: f for f in client.describe_collection(collection, timeout=timeout)["fields"]}
@@ -203,11 +204,9 @@ class MemoryStore(contextlib.AbstractContextManager):
         if query_vector is None:
             began, query_vector = time.perf_counter(), self.embeddings.embed_query(query)
             self._counted(1, began)
-        found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
-            "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
-            filter=where + (f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""),
-            output_fields=list(FIELDS), consistency_level=self.consistency_level,
-            search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
+        where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
+        # 4 chunks per row asked: the chunks of one long row cannot crowd out others
+        found = self._search_chunks(query if min_score is None else None, query_vector, where, 4 * top_k)
         best: dict[str, tuple[float, dict]] = {}  # each row's best chunk, in rank order
         for hit in found:
             best.setdefault(hit["entity"]["turn_id"], (hit["distance"], {**hit["entity"], "id": hit["id"]}))
@@ -218,6 +217,17 @@ class MemoryStore(contextlib.AbstractContextManager):
             chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
         whole = {row.turn_id: row for row in self._group(chunks)}
         return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
+
+    def _extend_schema(self, schema, index) -> None:
+        """A subclass's fields and indexes for a new collection (``helpers.fulltext``); none here."""
+
+    def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
+                       limit: int) -> list[dict]:
+        """The ``limit`` chunks matching ``where`` closest to ``query_vector``, best first (``query``:
+        the text, for a subclass that also searches words; ``None`` when a score threshold applies)."""
+        return self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
+                          filter=where, output_fields=list(FIELDS), consistency_level=self.consistency_level,
+                          search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
                    after: int = 1) -> dict[str, list[Row]]:

@@ -449,3 +449,32 @@ def test_lite_folder_locked_by_another_process(tmp_path, capfd):
         connect(str(tmp_path / "no_suffix"))
     reopened = open_store(uri=path, dim=DIM, embeddings=HashEmbeddings())  # free again
     reopened.close()
+
+
+# --- full text (BM25) fused with meaning: helpers.fulltext ----------------------------------------
+
+
+def test_hybrid_store_finds_a_rare_word_on_lite_and_stays_dense_on_an_old_server(uri, user):
+    """HashEmbeddings know no meaning: an exact word match can only come from BM25. Milvus Lite 3 runs
+    BM25 functions; the 2.3.5 server has none, so there the store is a plain dense store."""
+    from helpers.fulltext import SPARSE_FIELD, HybridStore
+
+    store = new_store(uri, store_class=HybridStore)
+    try:
+        assert store.full_text is (kind_of(uri) == "lite")
+        fields = {f["name"] for f in store.client.describe_collection(store.collection)["fields"]}
+        assert (SPARSE_FIELD in fields) is store.full_text
+        texts = [f"Filler line number {i} about the weather and lunch." for i in range(40)]
+        texts[17] = "I synced the server clock with the NTP pool yesterday."
+        for i, text in enumerate(texts):
+            store.add(user, "s1", i, text, kind="statement", speaker="user")
+        hits = store.search(user, "when did I set up NTP", 3, kinds=["statement"])
+        assert len(hits) == 3 and all(h.kind == "statement" for h in hits)
+        if store.full_text:
+            assert hits[0].content == texts[17]
+        assert store.search(user, "NTP", 3, kinds=["question"]) == []  # the filter holds in both searches
+        dense = store.search(user, "when did I set up NTP", 3, min_score=-1.0)  # a threshold: meaning only
+        assert [h.content for h in dense] == [h.content for h in MemoryStore.search(
+            store, user, "when did I set up NTP", 3, min_score=-1.0)]
+    finally:
+        store.drop()

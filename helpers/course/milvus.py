@@ -145,7 +145,8 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
 
 def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = None, uri: str | None = None,
                token: str | None = None, settings: Settings | None = None, embeddings=None,
-               flush_every: int | str | None = "auto", **options) -> MemoryStore:
+               flush_every: int | str | None = "auto", store_class: type[MemoryStore] = MemoryStore,
+               **options) -> MemoryStore:
     """A ``MemoryStore`` (``collection``, created if missing) on the course's Milvus.
 
     ``lesson`` (``"06"``, ``"07"``, ``"08"``): that lesson's Lite folder when ``MILVUS_URI`` is not set
@@ -153,7 +154,8 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
     lesson)``); ``settings`` from ``show_setup()`` (default: the environment) also pick the default
     ``embeddings`` (a LangChain ``Embeddings``); ``flush_every``: rows, ``None``, or ``"auto"``:
     ``LITE_FLUSH_EVERY`` on Milvus Lite, never on a server (it seals segments itself); ``options``: other
-    ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...). Raises what ``connect`` and the
+    ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...); ``store_class``: the class
+    to make (e.g. ``helpers.fulltext.HybridStore``). Raises what ``connect`` and the
     store raise (LiteLockedError, MilvusUnavailableError, DimensionMismatchError, MilvusStoreError)."""
     from helpers.course.embeddings import get_embeddings
 
@@ -164,7 +166,7 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
     embeddings = embeddings if embeddings is not None else get_embeddings(settings)
     client = connect(uri, token, options.get("timeout", 30.0))
     try:
-        return MemoryStore(client, collection, embeddings, flush_every=flush_every, uri=uri, kind=kind,
+        return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, kind=kind,
                            **options)
     except Exception:
         client.close()

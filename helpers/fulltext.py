@@ -1,0 +1,73 @@
+"""Words and meaning together: Milvus's own BM25 full-text search fused with the dense search.
+
+An embedding finds "my kitten" for "my cat"; it often misses the rare words a question shares with
+its answer ("NTP", "Socket.io", "Miso"). BM25 finds those. ``HybridStore`` is a ``MemoryStore``
+whose collection also holds a sparse BM25 vector of each chunk, made by Milvus from the ``content``
+field (a BM25 function: no vocabulary of ours), and whose ``search`` runs both searches in one
+``hybrid_search`` call, fused by reciprocal rank (RRF, k=60: each list gives ``1 / (k + rank)``).
+
+BM25 functions exist from Milvus 2.5 (Milvus Lite 3.x has them); an older server (2.3) has none:
+there the store makes the plain collection and searches by meaning alone (``full_text`` is False).
+Sources: Milvus docs, "Full Text Search" and "Hybrid Search" (``RRFRanker``); Cormack et al. 2009
+for RRF and its k=60. LangChain's Milvus vector store offers the same through ``builtin_function``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from helpers.store import FIELDS, MemoryStore
+
+SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
+RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
+
+
+def server_has_bm25(client) -> bool:
+    """Can this Milvus run BM25 functions: Milvus Lite 3 or later, a server 2.5 or later."""
+    try:
+        version = str(client.get_server_version())
+    except Exception:  # noqa: BLE001 - an unknown server: assume the old one
+        return False
+    numbers = [int(n) for n in re.findall(r"\d+", version.split("-")[-1])[:2]]
+    if "lite" in version:
+        return bool(numbers) and numbers[0] >= 3
+    return len(numbers) == 2 and tuple(numbers) >= (2, 5)
+
+
+class HybridStore(MemoryStore):
+    """A ``MemoryStore`` that searches by words (BM25) and by meaning, fused by rank, where the
+    Milvus it talks to can (``full_text``); else exactly a ``MemoryStore``. Same arguments. A
+    collection made without the BM25 field stays dense-only (drop it to get one with it). With
+    ``min_score`` a search is by meaning alone (a fused score is a rank, not a similarity)."""
+
+    def __init__(self, client, collection: str, embeddings, **kwargs) -> None:
+        self.full_text = server_has_bm25(client)
+        super().__init__(client, collection, embeddings, **kwargs)
+        fields = {f["name"] for f in client.describe_collection(collection, timeout=self.timeout)["fields"]}
+        self.full_text = self.full_text and SPARSE_FIELD in fields
+
+    def _extend_schema(self, schema, index) -> None:
+        if not self.full_text:
+            return
+        from pymilvus import DataType, Function, FunctionType
+
+        content = next(f for f in schema.fields if f.name == "content")
+        content.params["enable_analyzer"] = True  # BM25 reads the words Milvus's analyzer makes
+        schema.add_field(SPARSE_FIELD, DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(Function(name="content_bm25", function_type=FunctionType.BM25,
+                                     input_field_names=["content"], output_field_names=[SPARSE_FIELD]))
+        index.add_index(field_name=SPARSE_FIELD, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+
+    def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
+                       limit: int) -> list[dict]:
+        if not (self.full_text and query and query.strip()):
+            return super()._search_chunks(query, query_vector, where, limit)
+        from pymilvus import AnnSearchRequest, RRFRanker
+
+        cosine = {"metric_type": "COSINE", "params": {"nprobe": self.nprobe}}
+        dense = AnnSearchRequest(data=[self._vector(query_vector)], anns_field="vector", limit=limit,
+                                 param=cosine, expr=where)
+        words = AnnSearchRequest(data=[query], anns_field=SPARSE_FIELD, limit=limit,
+                                 param={"metric_type": "BM25"}, expr=where)
+        return self._call("hybrid_search", [dense, words], RRFRanker(RRF_K), limit=limit,
+                          output_fields=list(FIELDS), consistency_level=self.consistency_level)[0]
