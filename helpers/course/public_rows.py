@@ -10,6 +10,7 @@ from helpers.kinds import SEARCHED_KINDS, classify_turn, named_speaker, normaliz
 from helpers.layered import LayeredMemory, WindowBudgetError
 from helpers.memory import COVERS_KEY, RETRIEVED_ID
 from helpers.preferences import Preferences
+from helpers.queries import PartsSearch
 from helpers.retrieval import step_messages
 
 
@@ -31,11 +32,13 @@ class OpenLayered(LayeredMemory):
 
 class LayeredVariant(OpenLayered):
     """``OpenLayered`` with the ablation's switches: ``kinds`` searched; ``max_retrieval_tokens`` the
-    grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``."""
+    grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
+    ``search_parts`` one search per part of a question (``helpers.queries``)."""
 
     def __init__(self, *args, kinds: Sequence[str] = SEARCHED_KINDS, max_retrieval_tokens: int = 4000,
-                 preferences: Preferences | None = None, **kwargs) -> None:
+                 preferences: Preferences | None = None, search_parts: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.searched = PartsSearch(self.store) if search_parts else self.store
         self.kinds, self.preferences = tuple(kinds), preferences
         self.max_retrieval_tokens = max_retrieval_tokens
 
@@ -58,7 +61,7 @@ class LayeredVariant(OpenLayered):
             return None
         calls = self.store.embedding_calls
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
-        hits, text = fill_budget(self.store, self.user_id, question, budget, kinds=self.kinds,
+        hits, text = fill_budget(self.searched, self.user_id, question, budget, kinds=self.kinds,
                                  candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
                                  skip=lambda hit: normalized(hit.content) in in_window,
                                  prefer=(lambda hit: hit.name == named) if named else None)
@@ -96,5 +99,8 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "+kinds+prefs": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
         "+cap8000": variant(max_retrieval_tokens=8000),
         "+bm25": variant(),
+        "+parts": variant(search_parts=True),
+        "+share15": variant(retrieval_share=0.15, max_retrieval_tokens=8000),
+        "+share15+bm25": variant(retrieval_share=0.15, max_retrieval_tokens=8000),
         "+kinds+prefs+bm25": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
     }
