@@ -144,7 +144,9 @@ def pooled(results: list[dict]) -> list[dict]:
                 PCT: round(
                     100 * sum(r["all_input_tokens"] for r in rs) / sum(full[r["conversation"]] for r in rs), 1
                 ),
-                "no-answer questions answered": "{}/{}".format(*map(sum, zip(*map(_no_answer, rs), strict=True))),
+                "no-answer questions answered": "{}/{}".format(
+                    *map(sum, zip(*map(_no_answer, rs), strict=True))
+                ),
                 "per category": {c: [a, b] for c, (a, b) in sorted(cats.items())},
             }
         )
