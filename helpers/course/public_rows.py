@@ -101,6 +101,10 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "+bm25": variant(),
         "+parts": variant(search_parts=True),
         "+share15": variant(retrieval_share=0.15, max_retrieval_tokens=8000),
-        "+share15+bm25": variant(retrieval_share=0.15, max_retrieval_tokens=8000),
+        "+bm25+share15": variant(retrieval_share=0.15, max_retrieval_tokens=8000),
+        "+bm25+parts": variant(search_parts=True),
+        "+bm25+kinds": variant(kinds=SEARCHED_ALL),
+        "+bm25+kinds+prefs": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
+        "+bm25+prefs": variant(preferences=Preferences()),
         "+kinds+prefs+bm25": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
     }

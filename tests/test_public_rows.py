@@ -1,0 +1,100 @@
+"""The ablation rows of benchmarks/bench_public_sets.py (helpers.course.public_rows) on Milvus Lite,
+on a small synthetic user-assistant chat in the converter's output format."""
+
+import pytest
+from hash_embeddings import HashEmbeddings
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from helpers.course.offline_model import OfflineChatModel
+from helpers.course.public_rows import rows
+from helpers.course.public_sets import convert_beam
+from helpers.evaluate import evaluate_strategy
+from helpers.fulltext import HybridStore
+from helpers.preferences import PREFERENCES_ID
+
+
+def chat():
+    def exchange(i, user, reply):
+        return [
+            {"role": "user", "id": str(2 * i), "content": user},
+            {"role": "assistant", "id": str(2 * i + 1), "content": reply},
+        ]
+
+    fillers = [
+        exchange(i, f"Question {i} about the weather in town?", f"Answer {i}: it is mild today.")
+        for i in range(2, 12)
+    ]
+    return [
+        {
+            "turns": [
+                exchange(0, "Always use tabs for indentation in my code. ->-> 1,1", "Tabs it is."),
+                exchange(
+                    1,
+                    "My Redis instance uses 150MB now. ->-> 1,2",
+                    "I suggest the allkeys-lru eviction policy for Redis.",
+                ),
+                *fillers,
+            ]
+        }
+    ]
+
+
+QUESTIONS = {
+    "instruction_following": [
+        {"question": "Indent this loop for me.", "source_chat_ids": "[0]", "expected_compliance": "tabs"}
+    ],
+    "information_extraction": [
+        {
+            "question": "Which eviction policy did you suggest?",
+            "answer": "allkeys-lru",
+            "source_chat_ids": "[3]",
+        }
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from helpers.course.milvus import open_store, quiet_milvus_logs
+
+    quiet_milvus_logs()
+    uri = str(tmp_path_factory.mktemp("rows") / "rows.db")
+    with open_store(
+        "rows_test",
+        uri=uri,
+        dim=16,
+        embeddings=HashEmbeddings(16),
+        drop_existing=True,
+        store_class=HybridStore,
+    ) as store:
+        yield store
+
+
+def test_open_layered_sends_a_long_message_whole(store):
+    conversation = {"user_id": "long-one", "speakers": None}
+    memory = rows(store, conversation)["layered"]()
+    long = HumanMessage("word " * 400, id="t1-user")
+    prompt = memory.prompt(SystemMessage("sys"), [], long)
+    assert prompt[-1] is long and memory.window_tokens == 150  # the budget is back after the turn
+
+
+def test_preferences_and_replies_reach_the_prompt_only_in_their_rows(store):
+    conversation = convert_beam(chat(), QUESTIONS, "toy")
+    reached = {}
+    for name in ("layered", "+bm25+kinds+prefs"):
+        factory = rows(store, {**conversation, "user_id": f"toy-{len(reached)}"})[name]
+        records = evaluate_strategy(factory(), conversation, OfflineChatModel(), progress=False)
+        probes = {r.user: r for r in records if r.probe}
+        reached[name] = {q: bool(r.evidence_reached) for q, r in probes.items()}
+        if name == "+bm25+kinds+prefs":
+            indent = probes["Indent this loop for me."]
+            assert PREFERENCES_ID in [m.id for m in indent.prompt]
+            assert "Always use tabs for indentation in my code." in indent.prompt[1].text
+    assert reached["layered"] == {
+        "Indent this loop for me.": False,
+        "Which eviction policy did you suggest?": False,
+    }
+    assert reached["+bm25+kinds+prefs"] == {
+        "Indent this loop for me.": True,
+        "Which eviction policy did you suggest?": True,
+    }
