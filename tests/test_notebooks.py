@@ -212,7 +212,7 @@ def test_03_file_history_survives_and_fixes_the_pitfalls():
     assert "민수" in shown["answer"]
     assert shown["damaged_unchanged"] is True
     assert shown["embedder"] is False
-    assert_self_checked(shown, ["03.escapes"])
+    assert_self_checked(shown, ["03.race"])
 
 
 @pytest.mark.notebook
@@ -323,7 +323,7 @@ def test_07_layered_memory():
     assert max(shown["layers"], key=shown["layers"].get) == "retrieved"
     assert shown["gated"] > 10  # turns that only state something retrieve nothing
     assert all(0.7 < s < 0.95 for s in shown["embed_scores"])  # e5's narrow band (Going further)
-    assert_self_checked(shown, ["07.largest_layer"])
+    assert_self_checked(shown, ["07.off_topic_question"])
     turns, error, uri = shown["explorer"]
     assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
     explorer_budgets, lesson_budgets = shown["budgets"]
