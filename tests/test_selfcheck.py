@@ -90,7 +90,8 @@ def test_every_question_is_asked_once_and_has_an_answer_and_a_why():
         assert spec.get("choices") is None or spec["answer"] in spec["choices"], qid
 
 
-@pytest.mark.parametrize("value, expected", [("text", True), (" TEXT ", True), ("", False), ("widgets", False)])
+@pytest.mark.parametrize("value, expected",
+                         [("text", True), (" TEXT ", True), ("", False), ("widgets", False)])
 def test_text_mode_is_chosen_by_the_environment(monkeypatch, value, expected):
     monkeypatch.setenv(selfcheck.TEXT_ENV, value)
     assert selfcheck.text_mode() is expected

@@ -71,7 +71,8 @@ class HeldOutput:
     front end fills, it works where widgets do not render."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[str, Any, Any]] = []  # ("stdout"/"stderr", text, None) or ("display", data, metadata)
+        # ("stdout" or "stderr", text, None), or ("display", data, metadata)
+        self.items: list[tuple[str, Any, Any]] = []
         self._saved = None
 
     def __enter__(self) -> HeldOutput:
@@ -197,7 +198,8 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         """The text-mode line that says how to commit: ``q.answer(...)``, with the choices if any."""
         choices = self.spec.get("choices")
         listed = "; choose one of: " + " | ".join(repr(c) for c in choices) if choices else ""
-        return f"✍️ Your prediction first: in a new cell, q.answer(...){listed}. The output stays hidden until then."
+        return (f"✍️ Your prediction first: in a new cell, q.answer(...){listed}. "
+                "The output stays hidden until then.")
 
     def __enter__(self) -> ask:
         from IPython import get_ipython
