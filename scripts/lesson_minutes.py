@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_LIMIT = 140  # minutes for the core of lessons 01-08 in the 3-hour slot (the rest: welcome, breaks, close, buffer)
+CORE_LIMIT = 140  # minutes of the core of lessons 01-08 in the 3-hour slot (also: welcome, breaks, buffer, close)
 AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sections done after the day
 
 
@@ -73,7 +73,8 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
             part.words += prose_words(source)
             continue
         part.cells += 1
-        part.lines += sum(1 for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+        part.lines += sum(1 for line in source.splitlines()
+                          if line.strip() and not line.lstrip().startswith("#"))
         part.explorers += len(re.findall(r"\b\w+Explorer\(", source))
         for qid in re.findall(r'\bask\("([^"]+)"\)', source):
             part.checks += 1
@@ -104,7 +105,8 @@ def main() -> int:
                   f"{part.checks} | {part.explorers} | {'' if minutes is None else minutes} |")
         if not path.name.startswith("00"):
             core_total += stated[0] or 0
-    print(f"\nThe Goals cells state {core_total} min for the core of lessons 01-08 (the limit: {CORE_LIMIT}).")
+    print(f"\nThe Goals cells state {core_total} min for the core of lessons 01-08 "
+          f"(the limit: {CORE_LIMIT}).")
     return 0 if core_total <= CORE_LIMIT else 1
 
 

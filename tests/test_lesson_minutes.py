@@ -1,5 +1,5 @@
-"""The minutes a room needs: each Goals cell, the guide's walk of the lesson and its schedule agree, the core of
-01-08 fits 140 minutes with a buffer, and ``scripts/lesson_minutes.py`` counts what it says."""
+"""The minutes a room needs: each Goals cell, the guide's walk of the lesson and its schedule agree, the
+core of 01-08 fits 140 minutes with a buffer, and ``scripts/lesson_minutes.py`` counts what it says."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_code_cells_are_short():
 
 
 def test_the_counts_are_what_they_say(tmp_path):
-    """The script counts the inputs of an estimate: prose, Whys, cells, lines, checks and explorers by part."""
+    """The script counts an estimate's inputs: prose, Whys, cells, lines, checks and explorers, by part."""
     def cell(kind, text):
         code = {"outputs": [], "execution_count": None} if kind == "code" else {}
         return {"cell_type": kind, "source": [text], "metadata": {}, **code}
