@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_LIMIT = 140  # minutes of the core of lessons 01-08 in the 3-hour slot (also: welcome, breaks, buffer, close)
+CORE_LIMIT = 140  # minutes of the core of 01-08 in the 3-hour slot (besides: welcome, breaks, buffer, close)
 AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sections done after the day
 
 
