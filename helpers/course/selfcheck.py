@@ -19,7 +19,7 @@ the ``with`` block are shown and re-raised, never hidden.
 The block's output (prints, tables, plots) is captured in the kernel, not by the widget front end,
 so it is never lost. Where the answer box does not render, commit in code instead, in a new cell:
 ``q.answer("your prediction")`` prints the verdict, the Why and the held output as plain cell
-output. ``COURSE_CHECKS=text`` asks every question that way (no widgets at all)."""
+output."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ from typing import Any
 from helpers.config import OFFLINE, load_settings
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
-TEXT_ENV = "COURSE_CHECKS"  # "text": ask in plain output, commit with q.answer(...)
 
 
 @cache
@@ -66,14 +65,12 @@ RESULTS: list[CheckResult] = []
 
 
 class HeldOutput:
-    """Everything a block prints or displays (text, tables, plots), held in order in the kernel and shown
-    later with ``show()``; a context manager (needs IPython). Unlike ``ipywidgets.Output``, which the
-    front end fills, it works where widgets do not render."""
+    """What a block prints or displays (text, tables, plots), held in order in the kernel until ``show()``; a
+    context manager (needs IPython). Unlike ``ipywidgets.Output``, filled by the front end, it works where
+    widgets do not render."""
 
     def __init__(self) -> None:
-        # ("stdout" or "stderr", text, None), or ("display", data, metadata)
-        self.items: list[tuple[str, Any, Any]] = []
-        self._saved = None
+        self.items: list[tuple[str, Any, Any]] = []  # (stream name, text, None) or ("display", data, meta)
 
     def __enter__(self) -> HeldOutput:
         import io
@@ -82,13 +79,13 @@ class HeldOutput:
         from IPython import get_ipython
         from IPython.core.displaypub import DisplayPublisher
 
-        items = self.items
+        items, shell = self.items, get_ipython()
 
-        class _Publisher(DisplayPublisher):
-            def publish(self, data, metadata=None, source=None, *, transient=None, update=False):
+        class Publisher(DisplayPublisher):
+            def publish(self, data, metadata=None, *args, **kwargs):
                 items.append(("display", data, metadata))
 
-        class _Stream(io.TextIOBase):
+        class Stream(io.TextIOBase):
             def __init__(self, name: str) -> None:
                 self.stream = name
 
@@ -96,17 +93,14 @@ class HeldOutput:
                 items.append((self.stream, text, None))
                 return len(text)
 
-        shell = get_ipython()
         self._saved = (shell, sys.stdout, sys.stderr, shell.display_pub)
-        shell.display_pub = _Publisher(shell=shell)
-        sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
+        shell.display_pub, sys.stdout, sys.stderr = Publisher(shell=shell), Stream("stdout"), Stream("stderr")
         return self
 
     def __exit__(self, *exc: Any) -> bool:
         import sys
 
         shell, sys.stdout, sys.stderr, shell.display_pub = self._saved
-        self._saved = None
         return False
 
     def show(self) -> None:
@@ -116,21 +110,13 @@ class HeldOutput:
         from IPython.display import publish_display_data
 
         for kind, data, metadata in self.items:
-            if kind == "display":
-                publish_display_data(data, metadata)
-            else:
-                (sys.stdout if kind == "stdout" else sys.stderr).write(data)
+            _ = publish_display_data(data, metadata) if kind == "display" else getattr(sys, kind).write(data)
         sys.stdout.flush()
 
 
 def reference_mode() -> bool:
     """True when ``COURSE_REFERENCE_ANSWERS`` is set to ``1``/``true``/``yes``."""
     return os.environ.get(REFERENCE_ENV, "").strip().lower() in {"1", "true", "yes"}
-
-
-def text_mode() -> bool:
-    """True when ``COURSE_CHECKS`` is ``text``: questions are asked in plain output, with no widgets."""
-    return os.environ.get(TEXT_ENV, "").strip().lower() == "text"
 
 
 def _normalize(value: Any) -> Any:
@@ -169,19 +155,14 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, s
 
 
 class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
-    """An answer box, a Check button and a held output for the question ``question_id`` (KeyError: an id
-    in no ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it.
-    Commit with the button, or in code with ``answer(prediction)`` (the fallback where widgets do not
-    render; ``COURSE_CHECKS=text`` shows no widgets at all)."""
+    """An answer box, a Check button and the held output of question ``question_id`` (KeyError: an id in no
+    ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it. Commit
+    with the button or, where widgets do not render, ``answer(prediction)`` in a new cell."""
 
     def __init__(self, question_id: str) -> None:
         self.id, self.spec = question_id, checks()[question_id]
         self.actual, self.facts, self.result = None, {}, None
-        self.captured, self._capture = None, None  # the block's output, held in the kernel until a verdict
-        self.text = text_mode()
-        if self.text:
-            self.box = self.button = self.feedback = self.held = self.view = None
-            return
+        self.captured, self._capture = None, None  # the block's output, held in the kernel
         import ipywidgets as w
 
         choices = self.spec.get("choices")
@@ -194,21 +175,11 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         self.view = w.VBox([w.HBox([w.Label("Your prediction:"), self.box, self.button]),
                             self.feedback, self.held])
 
-    def prompt(self) -> str:
-        """The text-mode line that says how to commit: ``q.answer(...)``, with the choices if any."""
-        choices = self.spec.get("choices")
-        listed = "; choose one of: " + " | ".join(repr(c) for c in choices) if choices else ""
-        return (f"✍️ Your prediction first: in a new cell, q.answer(...){listed}. "
-                "The output stays hidden until then.")
-
     def __enter__(self) -> ask:
         from IPython import get_ipython
         from IPython.display import display
 
-        if self.text:
-            print(self.prompt())
-        else:
-            display(self.view)
+        display(self.view)
         if get_ipython() is not None:  # in a kernel: hold everything the block shows
             self._capture = HeldOutput()
             self.captured = self._capture.__enter__()
@@ -216,10 +187,10 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
 
     def __exit__(self, kind, error, traceback) -> bool:
         if self._capture is not None:
-            self._capture.__exit__(None, None, None)
+            self._capture.__exit__()
             self._capture = None
         if error is not None or self.result is not None:  # an error, or reference mode: show it now
-            self._reveal()
+            self._reveal(in_widget=True)
         return False  # the error, if any, shows in the cell and stops Run All
 
     def measured(self, actual: Any, **facts: Any) -> None:
@@ -236,49 +207,40 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         text = self.spec["why"].format(actual=self.actual, models=models, **self.facts)
         return re.sub(r"`([^`]+)`", r"<code>\1</code>", text) if html else text
 
-    def _verdict(self, prediction: Any, reference: bool) -> tuple[CheckResult | None, str]:
-        if prediction is None or (isinstance(prediction, str) and not prediction.strip()):
-            return None, "✍️ Write your prediction first, then press Check."
-        if self.actual is None:
-            return None, "⏳ Run the cell to its end first."
-        ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
-        result = CheckResult(self.id, prediction, self.actual, ok, reference)
-        RESULTS.append(result)
-        self.result = result
-        return result, line + (" (reference answer)" if reference else "")
-
-    def _reveal(self) -> None:
-        """Show the held output: in the widget, or (text mode, or ``answer``) in the current cell. Inside
-        the block (reference mode) it waits for the block's end."""
+    def _reveal(self, in_widget: bool) -> None:
+        """Show the held output in the widget or in the current cell; inside the block, at its end."""
         if self._capture is not None:
             return
-        if self.held is not None:
+        if in_widget:
             self.held.layout.display = ""
-            if self.captured is not None:
-                with self.held:
-                    self.captured.show()
+            with self.held:
+                _ = self.captured.show() if self.captured is not None else None
         elif self.captured is not None:
             self.captured.show()
 
-    def check(self, prediction: Any, reference: bool = False) -> CheckResult | None:
-        """What the Check button does: the verdict, the Why and the held output, or a reminder."""
-        result, line = self._verdict(prediction, reference)
-        if self.text:
-            print(line if result is None else f"{line}\nWhy. {self.why(html=False)}")
+    def check(self, prediction: Any, reference: bool = False, in_widget: bool = True) -> CheckResult | None:
+        """The verdict, the Why and the held output (what the Check button does), or a reminder; with
+        ``in_widget=False`` (``answer``) they are printed in the current cell."""
+        result = None
+        if prediction is None or (isinstance(prediction, str) and not prediction.strip()):
+            line = "✍️ Write your prediction first, then press Check."
+        elif self.actual is None:
+            line = "⏳ Run the cell to its end first."
         else:
-            self.feedback.value = (f"<p><b>{line}</b></p><p><b>Why.</b> {self.why()}</p>"
-                                   if result is not None else line)
+            ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
+            line += " (reference answer)" if reference else ""
+            result = self.result = CheckResult(self.id, prediction, self.actual, ok, reference)
+            RESULTS.append(result)
+        why = f"<p><b>Why.</b> {self.why()}</p>" if result is not None else ""
+        self.feedback.value = f"<p><b>{line}</b></p>{why}"
+        if not in_widget:
+            print(f"{line}\nWhy. {self.why(html=False)}" if result is not None else line)
         if result is not None:
-            self._reveal()
+            self._reveal(in_widget)
         return result
 
-    def answer(self, prediction: Any) -> CheckResult | None:
-        """Commit ``prediction`` in code (a new cell below the check): prints the verdict and the Why, then
-        shows the held output in this cell. The fallback where the answer box does not render."""
-        result, line = self._verdict(prediction, False)
-        print(line if result is None else f"{line}\nWhy. {self.why(html=False)}")
-        if result is not None and self._capture is None and self.captured is not None:
-            self.captured.show()  # here, in the cell that called answer(): visible without widgets
-        if self.feedback is not None and result is not None:
-            self.feedback.value = f"<p><b>{line}</b></p><p><b>Why.</b> {self.why()}</p>"
-        return result
+    def answer(self, prediction: Any) -> None:
+        """Commit ``prediction`` in code, in a new cell below the check: prints the verdict and the Why, then
+        shows the held output in that cell (the result goes to ``RESULTS``). The fallback where the answer
+        box does not render."""
+        self.check(prediction, in_widget=False)
