@@ -27,7 +27,10 @@ def format_turn(user: str | None, reply: str | None = None, names: Mapping[str, 
 
 def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The messages of the step ``stored`` ends with, not written yet: the reply, and the user
-    message before it if there is one (before a recorded reply alone is the last step's reply)."""
+    message before it if there is one (before a recorded reply alone is the last step's reply), or
+    a user message alone (recorded with no reply: stored unanswered)."""
+    if stored and stored[-1].type == "human":
+        return list(stored[-1:])
     return list(stored[-2:] if len(stored) > 1 and stored[-2].type == "human" else stored[-1:])
 
 
@@ -139,17 +142,19 @@ class RetrievalMemory:
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``step_messages(stored)`` (question if any, reply) as round ``self.round``; ``[]``."""
-        *user, reply = step_messages(stored)
-        question = user[0].text if user else None
+        """Write ``step_messages(stored)`` (question and reply, either may be missing) as round
+        ``self.round``; ``[]``."""
+        step = step_messages(stored)
+        question = next((m.text for m in step if m.type == "human"), None)
+        reply = next((m.text for m in step if m.type != "human"), None)
         turn, calls, began = self._pending, self.store.embedding_calls, time.perf_counter()
         if turn is None or turn.question != question:  # prompt() did not see this question
             turn = RetrievalTurn(self.round, question or "", [])
-        text = format_turn(question, reply.text, self.names)
+        text = format_turn(question, reply, self.names)
         self.store.add(self.user_id, self.session_id, self.round, text)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, *user, reply)
+        self._written.add(self.session_id, self.round, *step)
         self.turns_log.append(turn)
         self._pending, self.round = None, self.round + 1
         return []
