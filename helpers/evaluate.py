@@ -43,7 +43,8 @@ def load_long_conversation(path: str | Path | None = None) -> dict:
     if key := next((k for k in ("turns", "probes", "system", "user_id") if k not in data), None):
         raise ValueError(f"{path} lacks {key!r}: not a long conversation file (data/README.md); a chat "
                          "export is read by load_exported_conversation, measured by context_fit (lesson 08)")
-    replay_steps(data["turns"], [p.get("turn_id") for p in data["probes"]])  # a bad turn is refused now, not halfway through a replay
+    # a bad turn is refused now, not halfway through a replay
+    replay_steps(data["turns"], [p.get("turn_id") for p in data["probes"]])
     return data
 
 

@@ -15,6 +15,10 @@ from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.store import Hit, MemoryStore, Row, validate_id
 
 HEADER = "Relevant memories (oldest first):"
+#: Parts of a message embedded when it is stored, the first part first; a longer message's other parts are
+#: embedded at the next turns, the same number a turn (``MemoryStore.add(embed_parts=...)``): what a
+#: turn embeds is bounded, so a pasted file costs seconds once, not a minute (docs/design-notes.md).
+EMBED_PARTS = 8
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 
@@ -36,11 +40,13 @@ def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 def memory_line(row: Row) -> str:
     """One message row as one line (line breaks folded): ``"User: <text>"``, or ``"Marta (assistant):
-    <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored."""
+    <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored; one
+    part of a long message says so: ``"User (part 3 of 40): <its text>"``."""
     if not row.speaker:
-        return row.content
+        return row.content if row.part is None else f"(part {row.part[0]} of {row.part[1]}) {row.content}"
     label = f"{row.name} ({row.speaker})" if row.name else SPEAKERS.get(row.speaker, row.speaker)
-    return f"{label}: {' '.join(row.content.split())}"
+    part = f" (part {row.part[0]} of {row.part[1]})" if row.part is not None else ""
+    return f"{label}{part}: {' '.join(row.content.split())}"
 
 
 def session_header(row: Row) -> str:
@@ -129,7 +135,7 @@ class RetrievalMemory:
         """``[system, section + question]`` (parts ``RETRIEVED``, ``QUESTION``); ``stored`` unused."""
         question, calls, began = new_message.text, self.store.embedding_calls, time.perf_counter()
         hits = self.store.search(self.user_id, question, self.top_k, min_score=self.min_score,
-                                 session_id=None if self.all_sessions else self.session_id)
+                                 session_id=None if self.all_sessions else self.session_id, parts=True)
         self.last_retrieved = hits
         self._pending = RetrievalTurn(self.round, question, hits, self.store.embedding_calls - calls,
                                       search_ms=(time.perf_counter() - began) * 1000)
@@ -151,7 +157,7 @@ class RetrievalMemory:
         if turn is None or turn.question != question:  # prompt() did not see this question
             turn = RetrievalTurn(self.round, question or "", [])
         text = format_turn(question, reply, self.names)
-        self.store.add(self.user_id, self.session_id, self.round, text)
+        self.store.add(self.user_id, self.session_id, self.round, text, embed_parts=EMBED_PARTS)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
         self._written.add(self.session_id, self.round, *step)
