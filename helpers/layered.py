@@ -97,6 +97,8 @@ class LayeredMemory:
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
+    searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
+    max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
@@ -139,10 +141,10 @@ class LayeredMemory:
     def retrieval_budget(self, message: str) -> int:
         """Tokens the retrieved section may take for ``message``: for a question or request
         ``max(retrieval_tokens, retrieval_share * stored tokens)`` (at most
-        ``MAX_RETRIEVAL_TOKENS``), else ``statement_retrieval_tokens``."""
+        ``max_retrieval_tokens``), else ``statement_retrieval_tokens``."""
         if classify_turn(message) not in ("question", "request"):
             return self.statement_retrieval_tokens
-        grown = min(MAX_RETRIEVAL_TOKENS, int(self.retrieval_share * self.stored_tokens))
+        grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
         return max(self.retrieval_tokens, grown)
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
@@ -169,7 +171,7 @@ class LayeredMemory:
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
         window_ids = {m.id for m in window if m.id}
         hits, text = fill_budget(self.store, self.user_id, question, budget,
-                                 kinds=SEARCHED_KINDS, candidates=max(30, budget // 20),
+                                 kinds=self.searched_kinds, candidates=max(30, budget // 20),
                                  neighbours_of=self.neighbours_of,
                                  skip=lambda hit: normalized(hit.content) in in_window
                                  or bool(window_ids.intersection(self._written.sources([hit]))),

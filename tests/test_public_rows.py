@@ -70,7 +70,7 @@ def store(tmp_path_factory):
         yield store
 
 
-def test_open_layered_sends_a_long_message_whole(store):
+def test_layered_sends_a_long_message_whole(store):
     conversation = {"user_id": "long-one", "speakers": None}
     memory = rows(store, conversation)["layered"]()
     long = HumanMessage("word " * 400, id="t1-user")
