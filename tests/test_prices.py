@@ -1,4 +1,4 @@
-"""data/prices.json: every row names its model and provider, its prices, its caching rules and their sources."""
+"""data/prices.json: every row names its model, provider, prices, caching rules and their sources."""
 
 from __future__ import annotations
 

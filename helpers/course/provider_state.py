@@ -43,8 +43,8 @@ def responses_request(model: str, messages: Sequence[BaseMessage], **extra) -> d
     the newest reply with an id, and that id as ``previous_response_id``. ``extra``: more fields
     (e.g. ``context_management``)."""
     start, previous = last_response_id(messages)
-    body = {"model": model, "stream": False, **extra,
-            "input": [{"content": m.text, "role": _ROLES[m.type], "type": "message"} for m in messages[start:]]}
+    items = [{"content": m.text, "role": _ROLES[m.type], "type": "message"} for m in messages[start:]]
+    body = {"model": model, "stream": False, **extra, "input": items}
     return body | ({"previous_response_id": previous} if previous else {})
 
 
