@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from helpers.kinds import classify_turn
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
@@ -118,7 +119,8 @@ def format_facts(facts: Sequence[Fact]) -> str:
 
 class WrittenMemory:
     """A ``MemoryStrategy``: after each turn the user's message is written as facts (``FactStore.write``);
-    each prompt sends the ``top_k`` facts closest to the new message, as a user-role memory block,
+    a prompt sends the ``top_k`` facts closest to the new message, as a user-role memory block, when
+    the message asks (a question or a request, ``kinds.classify_turn``, as layered memory searches),
     and the last ``keep_recent`` messages."""
 
     cost_note = ("every turn: extract, decide, embed", "the closest current facts + the newest messages")
@@ -133,7 +135,8 @@ class WrittenMemory:
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
 
     def prompt(self, system, stored, new_message) -> Prompt:
-        found = [fact for fact, _ in self.store.search(new_message.text, self.top_k)]
+        asks = classify_turn(new_message.text, "user") in ("question", "request")
+        found = [fact for fact, _ in self.store.search(new_message.text, self.top_k)] if asks else []
         recent = list(stored[-self.keep_recent:]) if self.keep_recent else []
         block = ([HumanMessage(format_facts(found), id=RETRIEVED_ID,
                                additional_kwargs={COVERS_KEY: [f.source for f in found]})] if found else [])
