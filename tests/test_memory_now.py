@@ -83,11 +83,13 @@ def test_a_stepped_window_keeps_its_prefix_between_cuts(model):
 
 def test_the_stand_ins_rules_update_a_move_and_keep_the_rest(e5):
     store = FactStore(e5)
-    for n, text in enumerate(["저는 부산에 살아요.", "제 여동생 이름은 지은이에요.", "저는 땅콩 알레르기가 있어요."], 1):
+    stated = ["저는 부산에 살아요.", "제 여동생 이름은 지은이에요.", "저는 땅콩 알레르기가 있어요."]
+    for n, text in enumerate(stated, 1):
         assert [d.event for d in store.write(text, f"t{n}", rules.extract, rules.decide)] == [ADD]
     moved = store.write("지난주에 부산에서 대전으로 이사했어요.", "t4", rules.extract, rules.decide)
     assert [(d.event, d.target) for d in moved] == [(UPDATE, "f1")]
-    assert store.facts["f1"].text == "지난주에 부산에서 대전으로 이사했어요." and store.facts["f1"].source == "t4"
+    assert store.facts["f1"].text == "지난주에 부산에서 대전으로 이사했어요."
+    assert store.facts["f1"].source == "t4"
     assert store.write("저는 땅콩 알레르기가 있어요.", "t5", rules.extract, rules.decide)[0].event == NOOP
     taken_back = store.write("이제 더 이상 땅콩 알레르기가 없어요.", "t6", rules.extract, rules.decide)
     assert [(d.event, d.target) for d in taken_back] == [(DELETE, "f3")] and "f3" not in store.facts
