@@ -153,3 +153,40 @@ def test_written_memory_as_a_strategy_sends_the_current_fact_as_a_memory_block(e
     assert "부산에서 고양이" not in block.text  # the old fact was replaced
     assert records[1].prompt.of_kind(RETRIEVED) == []  # a statement: no search
     assert memory.embedding_calls > 0 and memory.name == "written facts (top-3)"
+
+
+class _ScriptedStructuredModel:
+    """Answers ``with_structured_output(schema).invoke(prompt)`` from a script, per schema name, and
+    records the prompts: what ``model_writer`` asks of a real model, without one."""
+
+    def __init__(self, script: dict[str, list[dict]]) -> None:
+        self.script, self.prompts = script, []
+
+    def with_structured_output(self, schema):
+        outer = self
+
+        class Bound:
+            def invoke(self, prompt):
+                outer.prompts.append(prompt)
+                return schema(**outer.script[schema.__name__].pop(0))
+
+        return Bound()
+
+
+def test_model_writer_asks_for_facts_then_one_decision_each(e5):
+    from helpers.written import model_writer
+
+    model = _ScriptedStructuredModel({
+        "Facts": [{"facts": ["저는 부산에 살아요."]}, {"facts": ["저는 대전으로 이사했어요."]}],
+        "Choice": [{"event": "ADD"}, {"event": "UPDATE", "target": "f1"}]})
+    extract, decide = model_writer(model)
+    store = FactStore(e5)
+    store.write("안녕하세요! 저는 부산에 살아요.", "t1", extract, decide)
+    moved = store.write("지난주에 대전으로 이사했어요.", "t2", extract, decide)
+    assert [(d.event, d.target) for d in moved] == [(UPDATE, "f1")]
+    assert [f.text for f in store.facts.values()] == ["저는 대전으로 이사했어요."]
+    assert "f1: 저는 부산에 살아요." in model.prompts[-1]  # the similar stored facts, by id
+    # a target the model invents is not applied: the fact is added instead
+    model.script = {"Facts": [{"facts": ["제 여동생은 지은이에요."]}],
+                    "Choice": [{"event": "UPDATE", "target": "f9"}]}
+    assert [d.event for d in store.write("제 여동생은 지은이에요.", "t3", extract, decide)] == [ADD]
