@@ -133,6 +133,11 @@ def test_summary_calls_tokens_are_counted(model):
     table = summarize_runs({"s": rows})[0]
     assert table["all input tokens (total)"] == table["prompt tokens (total)"] + sum(
         r.memory_call_input_tokens for r in rows)
+    # every prompt here is under the cache's minimum: the same bill with caching, summary calls included
+    from helpers.caching import DEFAULT_MODEL, load_prices
+
+    dollars = round(table["all input tokens (total)"] * load_prices()[DEFAULT_MODEL].input / 1e6, 4)
+    assert table[f"input $ ({DEFAULT_MODEL})"] == dollars == table[f"input $ cached ({DEFAULT_MODEL})"]
 
 
 
