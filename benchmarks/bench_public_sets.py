@@ -18,7 +18,11 @@ Every row replays a conversation through one strategy with the course's one loop
 folder) and counts **evidence recall** (answerable probes whose evidence lines reached the prompt,
 by id) and **% of full history's input tokens** (answer prompts plus the memory's own calls, e.g.
 summaries, over full history's answer prompts on the same conversation). Rows are reported
-apart for the conversations the rules were chosen on (``TUNE``) and the others (``REPORT``).
+apart for the conversations the rules were chosen on (``TUNE``) and the others. The embedder sits
+behind a disk cache, so the rows after the first embed nothing new (their embedding times mean
+nothing). Measured, with the ablation and what was kept: ``docs/design-notes.md``, "Real chats:
+the public development sets"; saved run: ``data/evaluation/public_measured.json``
+(``--print --save``).
 """
 
 from __future__ import annotations
