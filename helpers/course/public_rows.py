@@ -17,8 +17,16 @@ class LayeredVariant(LayeredMemory):
     grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
     ``search_parts`` one search per part of a question (``helpers.queries``)."""
 
-    def __init__(self, store, *args, kinds: Sequence[str] = SEARCHED_KINDS, max_retrieval_tokens: int = 4000,
-                 preferences: Preferences | None = None, search_parts: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        store,
+        *args,
+        kinds: Sequence[str] = SEARCHED_KINDS,
+        max_retrieval_tokens: int = 4000,
+        preferences: Preferences | None = None,
+        search_parts: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__(PartsSearch(store) if search_parts else store, *args, **kwargs)
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
@@ -63,5 +71,8 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "+bm25+kinds": variant(kinds=SEARCHED_ALL),
         "+bm25+kinds+prefs": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
         "+bm25+prefs": variant(preferences=Preferences()),
+        "+bm25+share15+kinds+prefs": variant(
+            retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL, preferences=Preferences()
+        ),
         "+kinds+prefs+bm25": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
     }
