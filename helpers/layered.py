@@ -10,7 +10,7 @@ Each message is a Milvus row with its kind (kinds.py), speaker and date. LangCha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -22,7 +22,7 @@ from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
-from helpers.tokens import count_message_tokens, count_text_tokens
+from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
@@ -45,38 +45,46 @@ class LayeredTurn:
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None,
-                   embed_parts: int | None = EMBED_PARTS) -> list[str]:
+                   names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
+                   embed_kinds: Collection[str] | None = SEARCHED_KINDS) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
     repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
-    call. ``other`` counts the reply side's turns (classified like the user's once a person). At most
+    call. ``other`` counts the reply side's turns (classified like the user's once a person). Only rows of
+    ``embed_kinds`` are embedded (``None``: all): the others are never searched by meaning, so they are
+    stored without (``MemoryStore.add(embed=False)``), found as neighbours and listed. At most
     ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
     (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
     room left over embeds parts waiting from earlier turns."""
-    texts, calls = [m.text for m in messages], store.embedding_calls
-    one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
-    vectors = store.embed(texts) if one_chunk else [None] * len(texts)
-    ids = []
-    for offset, message in enumerate(messages):
+    calls, kinds = store.embedding_calls, []
+    long = [len(split_utf8(m.text, store.max_chunk_bytes)) > 1 for m in messages]
+    for message, several in zip(messages, long, strict=True):
         speaker = "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
             other.add(message.text)
         kind = classify_turn(message.text, speaker, other is not None and other.is_person)
-        if kind in ("question", "request") and vectors[offset] is None and len(
-                split_utf8(message.text, store.max_chunk_bytes)) > 1:
+        if kind in ("question", "request") and several:
             kind = "statement"  # a pasted file: what it holds is content, whatever its last line asks
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
             kind = "echo"
-        number = first_round + offset
-        left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
-        ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
-                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset],
-                         embed_parts=None if vectors[offset] is not None else left)
-        written.add(session_id, number, message)
-    left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
-    if store.waiting and left > 0:
-        store.catch_up(left)
+        kinds.append(kind)
+    embed = [embed_kinds is None or kind in embed_kinds for kind in kinds]
+    short = [m.text for m, several, e in zip(messages, long, embed, strict=True) if e and not several]
+    vectors = iter(store.embed(short) if short else [])  # the short ones in one call
+    ids = []
+    with store.one_insert():
+        for offset, (message, kind, several, e) in enumerate(zip(messages, kinds, long, embed, strict=True)):
+            speaker = "user" if message.type == "human" else "assistant"
+            number = first_round + offset
+            left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
+            ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
+                             name=(names or {}).get(speaker, ""), date=date, embed=e,
+                             vector=next(vectors) if e and not several else None,
+                             embed_parts=left if e and several else None)
+            written.add(session_id, number, message)
+        left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
+        if store.waiting and left > 0:
+            store.catch_up(left)
     return ids
 
 
@@ -152,7 +160,7 @@ class LayeredMemory:
         summary, recent = split_stored(stored)
         window = token_window([*recent, new_message], self.window_tokens, strict=False)
         turn = self._turn = LayeredTurn(round=self.round)
-        turn.window_section_tokens = sum(count_message_tokens(m) for m in window)
+        turn.window_section_tokens = sum(map(default_counter().message_tokens, window))
         turn.summary_section_tokens = count_message_tokens(summary) if summary is not None else 0
         retrieved = self._retrieve(new_message.text, window)
         turn.retrieved_section_tokens = count_message_tokens(retrieved) if retrieved is not None else 0

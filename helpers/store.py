@@ -100,6 +100,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
         self.waiting: list[dict] = []  # parts stored by ``add(..., embed_parts=n)`` but not embedded yet
+        self._batch = threading.local()  # rows held by ``one_insert`` (per thread)
         if drop_existing:
             client.drop_collection(collection, timeout=timeout)
         self.dim = dim or len(embeddings.embed_query("dimension probe"))
@@ -168,11 +169,13 @@ class MemoryStore(contextlib.AbstractContextManager):
     def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
             speaker: str = "", name: str = "", date: str = "",
             timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
-            embed_parts: int | None = None) -> list[str]:
+            embed_parts: int | None = None, embed: bool = True) -> list[str]:
         """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the ids of its
         parts (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1) bounds the parts embedded by this call:
         the text's first part, then parts waiting from earlier calls (oldest first), then its own next
         parts; the rest wait in ``waiting`` (not found until embedded; ``catch_up`` embeds them).
+        ``embed=False``: nothing embedded, every part gets ``unembedded_vector()`` (for rows no search
+        asks for: filter searches by ``kinds``; they are listed and found as ``neighbours``).
         ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
         theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
@@ -202,7 +205,10 @@ class MemoryStore(contextlib.AbstractContextManager):
                 for i, chunk in enumerate(chunks)]
         if vector is not None:
             rows[0]["vector"] = self._vector(vector)
-        if embed_parts is None:
+        elif not embed:
+            for row in rows:
+                row["vector"] = self.unembedded_vector()
+        if embed_parts is None or not embed:
             self._write(rows)
         else:  # the first part now, then the oldest waiting, within the bound
             with self._lock:
@@ -210,6 +216,10 @@ class MemoryStore(contextlib.AbstractContextManager):
                 now, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
             self._write(now)
         return [row["id"] for row in rows]
+
+    def unembedded_vector(self) -> list[float]:
+        """The vector of a row stored without an embedding: ``[1.0, 0.0, ...]`` (``dim`` floats)."""
+        return [1.0] + [0.0] * (self.dim - 1)
 
     def catch_up(self, limit: int | None = None) -> int:
         """Embed and insert the parts still ``waiting``, oldest first (``limit``: at most this many;
@@ -220,10 +230,29 @@ class MemoryStore(contextlib.AbstractContextManager):
         self._write(rows)
         return len(rows)
 
+    @contextlib.contextmanager
+    def one_insert(self):
+        """``with store.one_insert(): store.add(...); store.add(...)``: the rows are embedded as they are
+        added and written in one insert when the block ends (one round trip to Milvus, not one a text)."""
+        outer = getattr(self._batch, "rows", None)
+        self._batch.rows = [] if outer is None else outer
+        try:
+            yield
+        finally:
+            if outer is None:
+                rows, self._batch.rows = self._batch.rows, None
+                self._insert(rows)
+
     def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
         if missing := [row for row in rows if "vector" not in row]:
             for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
                 row["vector"] = vector
+        if getattr(self._batch, "rows", None) is not None:
+            self._batch.rows += rows
+        else:
+            self._insert(rows)
+
+    def _insert(self, rows: list[dict]) -> None:
         if not rows:
             return
         self._call("insert", rows)

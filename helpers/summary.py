@@ -19,7 +19,15 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ge
 
 from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
-from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens, cut_to_tokens, get_encoding
+from helpers.tokens import (
+    REPLY_PRIMING_TOKENS,
+    count_message_tokens,
+    count_text_tokens,
+    count_tokens,
+    cut_to_tokens,
+    default_counter,
+    get_encoding,
+)
 from helpers.window import newest_fitting
 
 DEFAULT_MAX_SUMMARY_TOKENS = 300
@@ -115,11 +123,12 @@ class TokenTrigger:
     keep_tokens: int = 80
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
-        stored = ([summary] if summary is not None else []) + list(messages)
-        return count_tokens(stored) + request_tokens > self.max_tokens
+        stored = ([summary] if summary is not None else []) + list(messages)  # counted once each, cached
+        tokens = sum(map(default_counter().message_tokens, stored)) + REPLY_PRIMING_TOKENS * bool(stored)
+        return tokens + request_tokens > self.max_tokens
 
     def keep_from(self, messages: Sequence[BaseMessage]) -> int:
-        index = newest_fitting(messages, self.keep_tokens)
+        index = newest_fitting(messages, self.keep_tokens, default_counter().message_tokens)
         while index < len(messages) and messages[index].type != "human":
             index += 1  # start on a human message: the turn cut in half is summarized
         if index == len(messages) and messages:  # the newest turn alone is over: keep it whole
@@ -155,7 +164,8 @@ def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str
     ``shortened`` to ``MAX_FOLDED_MESSAGE_TOKENS`` (a pasted file does not make the call unbounded)."""
     text = _TEXT[language]
     max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
-    folded = [m.model_copy(update={"content": shortened(m.text)}) for m in messages]
+    folded = [m if default_counter().message_tokens(m) <= MAX_FOLDED_MESSAGE_TOKENS
+              else m.model_copy(update={"content": shortened(m.text)}) for m in messages]
     body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
             f"{text['new']}\n{get_buffer_string(folded)}\n\n{text['ask']}")
     return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
@@ -223,8 +233,8 @@ def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger:
         messages=[summary_message(capped_text, language,
                                   summary_covers(summary) + [m.id for m in folded if m.id]), *kept],
         summary=capped_text, folded=folded, kept=kept,
-        call_input_tokens=usage.get("input_tokens", count_tokens(prompt)),
-        call_output_tokens=usage.get("output_tokens", count_text_tokens(text)),
+        call_input_tokens=usage["input_tokens"] if "input_tokens" in usage else count_tokens(prompt),
+        call_output_tokens=usage["output_tokens"] if "output_tokens" in usage else count_text_tokens(text),
         capped=capped_text != text, prompt=prompt)
 
 

@@ -115,7 +115,9 @@ def test_layered_stores_messages_with_kinds_and_dates(store, model):
     assert "[2025-02-22 Sat, s1]" in part.text and "User: I keep three beehives." in part.text
     assert "t1-user" in part.sources
     assert "How many beehives" not in part.text  # past questions are never retrieved
-    assert last.embedding_calls == 3  # the question, then both messages in one call
+    assert last.embedding_calls == 1  # the query; a question and a reply are stored, never searched:
+    unsearched = store.search("rita", "How many beehives do I keep?", 10, kinds=["question", "reply"])
+    assert len(unsearched) > 2 and len({round(hit.score, 5) for hit in unsearched}) == 1  # one vector
     for turn in memory.log:
         assert turn.window_section_tokens <= 60
         assert turn.summary_section_tokens <= 80 + 10  # the cap is on the text; + header, framing

@@ -507,3 +507,22 @@ def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
         assert utf8_len(query) <= PART_MAX_BYTES and query.endswith("Why did it fail?")
     finally:
         store.drop()
+
+
+def test_rows_never_searched_are_stored_without_embedding_and_a_turn_is_one_insert(lite_uri, user):
+    store = new_store(lite_uri)
+    try:
+        inserts, calls = [], store.embedding_calls
+        real = store.client.insert
+        store.client.insert = lambda *a, **k: inserts.append(len(a[1])) or real(*a, **k)
+        with store.one_insert():
+            store.add(user, "s1", 1, "What is my job?", kind="question", embed=False)
+            store.add(user, "s1", 2, "Nurse, you said.", kind="reply", embed=False)
+            store.add(user, "s1", 3, "I work as a nurse.", kind="statement")
+        assert inserts == [3] and store.embedding_calls == calls + 1  # one insert; one text embedded
+        assert [r.content for r in store.rows(user)] == [
+            "What is my job?", "Nurse, you said.", "I work as a nurse."]
+        (hit,) = store.search(user, "I work as a nurse.", 1, kinds=["statement"])
+        assert hit.round == 3
+    finally:
+        store.drop()
