@@ -294,7 +294,7 @@ def test_06_retrieval_milvus():
     assert set(second["users"]) <= {"bob"} and "Alice" not in second["reply"]
     assert "Madrid" not in second["reply"] and "Lisbon" not in second["reply"]
 
-    assert shown["korean"] == {"bytes": 5240, "chunks": 2, "whole": True}
+    assert shown["korean"] == {"bytes": 5240, "chunks": 5, "whole": True}  # parts of 1,200 bytes
     assert len(shown["explorer"]) == 3
     ours, library, our_scores, library_scores = shown["library"]
     assert ours == library
