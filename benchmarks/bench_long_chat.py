@@ -16,7 +16,8 @@ Every recorded line is replayed as recorded: no answer call is made, so the time
 
 Printed: turns, tokens, wall time in all, the memory's overhead per turn (p50, p90, max; with and
 without embedding), texts embedded and seconds spent embedding, summary calls, parts waiting at the
-end, the machine's load average (the machine is shared: compare runs of one load). ``--profile``
+end, the CPU time the process used (all threads: what a machine of its own would need, about),
+the machine's load average (the machine is shared: compare runs of one load). ``--profile``
 adds the 45 functions with the most cumulative time (cProfile). Measurements and what changed
 because of them: docs/design-notes.md, "Long messages".
 """
@@ -133,16 +134,24 @@ def main() -> None:
         store = open_store("bench_long_chat", uri=str(Path(folder) / "bench.db"), drop_existing=True,
                            embeddings=embeddings, dim=384)
         memory = LayeredMemory(store, "bench", turns[0].session_id or "session-1")
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
+
+        def progress(record, turn) -> None:  # a line every 10 turns: a long run shows where it is
+            if record.turn % 10 == 0:
+                print(f"turn {record.turn}: {time.perf_counter() - began:.0f} s, {embeddings.tokens:,} e5 "
+                      f"tokens, load {os.getloadavg()[0]:.1f}", flush=True)
+
         if args.profile:
             import cProfile
             import pstats
 
             with cProfile.Profile() as profile:
-                records = replay(memory, turns, OfflineChatModel(), "You are a helpful assistant.")
+                records = replay(memory, turns, OfflineChatModel(), "You are a helpful assistant.",
+                                 on_turn=progress)
         else:
-            records = replay(memory, turns, OfflineChatModel(), "You are a helpful assistant.")
-        wall = time.perf_counter() - began
+            records = replay(memory, turns, OfflineChatModel(), "You are a helpful assistant.",
+                             on_turn=progress)
+        wall, cpu = time.perf_counter() - began, time.process_time() - cpu
         waiting = len(store.waiting)
         store.close()
     with_embedding = [r.overhead_ms for r in records]
@@ -153,6 +162,7 @@ def main() -> None:
 
     rows = [("chat", source), ("turns (user + recorded reply)", len(records)),
             ("tokens of messages", f"{tokens:,}"), ("wall time, all turns", f"{wall:.1f} s"),
+            ("CPU time of this process (all threads)", f"{cpu:.1f} s"),
             ("overhead p50 / p90 / max without embedding",
              f"{statistics.median(without):.1f} / {pct(without, 90):.1f} / {max(without):.1f} ms"),
             ("overhead p50 / p90 / max with embedding",
