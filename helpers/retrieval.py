@@ -15,9 +15,8 @@ from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.store import Hit, MemoryStore, Row, validate_id
 
 HEADER = "Relevant memories (oldest first):"
-#: Parts of a message embedded when it is stored, the first part first; a longer message's other parts are
-#: embedded at the next turns, the same number a turn (``MemoryStore.add(embed_parts=...)``): what a
-#: turn embeds is bounded, so a pasted file costs seconds once, not a minute (docs/design-notes.md).
+#: Parts embedded a turn (``MemoryStore.add(embed_parts=...)``); a longer message's others wait for the next
+#: turns: a pasted file costs seconds a turn, not minutes in one (docs/design-notes.md, "Long messages").
 EMBED_PARTS = 8
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
@@ -33,20 +32,19 @@ def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The messages of the step ``stored`` ends with, not written yet: the reply, and the user
     message before it if there is one (before a recorded reply alone is the last step's reply), or
     a user message alone (recorded with no reply: stored unanswered)."""
-    if stored and stored[-1].type == "human":
-        return list(stored[-1:])
-    return list(stored[-2:] if len(stored) > 1 and stored[-2].type == "human" else stored[-1:])
+    pair = len(stored) > 1 and stored[-2].type == "human" and stored[-1].type != "human"
+    return list(stored[-2:] if pair else stored[-1:])
 
 
 def memory_line(row: Row) -> str:
     """One message row as one line (line breaks folded): ``"User: <text>"``, or ``"Marta (assistant):
     <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored; one
     part of a long message says so: ``"User (part 3 of 40): <its text>"``."""
+    part = f"(part {row.part[0]} of {row.part[1]})" if row.part is not None else ""
     if not row.speaker:
-        return row.content if row.part is None else f"(part {row.part[0]} of {row.part[1]}) {row.content}"
+        return f"{part} {row.content}" if part else row.content
     label = f"{row.name} ({row.speaker})" if row.name else SPEAKERS.get(row.speaker, row.speaker)
-    part = f" (part {row.part[0]} of {row.part[1]})" if row.part is not None else ""
-    return f"{label}{part}: {' '.join(row.content.split())}"
+    return f"{label}{' ' * bool(part)}{part}: {' '.join(row.content.split())}"
 
 
 def session_header(row: Row) -> str:
@@ -148,8 +146,7 @@ class RetrievalMemory:
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``step_messages(stored)`` (question and reply, either may be missing) as round
-        ``self.round``; ``[]``."""
+        """Write ``step_messages(stored)`` (question, reply: either may lack) as round ``self.round``."""
         step = step_messages(stored)
         question = next((m.text for m in step if m.type == "human"), None)
         reply = next((m.text for m in step if m.type != "human"), None)

@@ -13,23 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from helpers.safe import (
-    CONTENT_MAX_BYTES,
-    bounded_text,
-    eq_filter,
-    in_filter,
-    split_utf8,
-    utf8_len,
-    validate_id,
-)
+from helpers.safe import CONTENT_MAX_BYTES, ends_utf8, eq_filter, in_filter, split_utf8, utf8_len, validate_id
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
-#: A stored part's and a query's UTF-8 bytes: within e5's one 512-token window even for code (about 2.4
-#: bytes a token), so no engine truncates a part (docs/design-notes.md, "Long messages").
-PART_MAX_BYTES = 1200
+PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
@@ -99,8 +89,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
-        self.waiting: list[dict] = []  # parts stored by ``add(..., embed_parts=n)`` but not embedded yet
-        self._batch = threading.local()  # rows held by ``one_insert`` (per thread)
+        self.waiting, self._batch = [], threading.local()  # parts not embedded yet; rows held by one_insert
         if drop_existing:
             client.drop_collection(collection, timeout=timeout)
         self.dim = dim or len(embeddings.embed_query("dimension probe"))
@@ -170,13 +159,11 @@ class MemoryStore(contextlib.AbstractContextManager):
             speaker: str = "", name: str = "", date: str = "",
             timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
             embed_parts: int | None = None, embed: bool = True) -> list[str]:
-        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the ids of its
-        parts (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1) bounds the parts embedded by this call:
-        the text's first part, then parts waiting from earlier calls (oldest first), then its own next
-        parts; the rest wait in ``waiting`` (not found until embedded; ``catch_up`` embeds them).
-        ``embed=False``: nothing embedded, every part gets ``unembedded_vector()`` (for rows no search
-        asks for: filter searches by ``kinds``; they are listed and found as ``neighbours``).
-        ``round``: int >= 0, its place in the session (``neighbours`` go by it);
+        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the parts' ids
+        (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting``
+        from earlier calls (oldest first), then the next, this many in all; the rest wait (not found until
+        ``catch_up``). ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a row no search asks for:
+        filter by ``kinds``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
         theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
         str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
@@ -196,66 +183,48 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        if embed_parts is not None and (isinstance(embed_parts, bool) or not isinstance(embed_parts, int)
-                                        or embed_parts < 1):
+        if embed_parts is not None and not (isinstance(embed_parts, int) and embed_parts >= 1):
             raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
         turn = uuid.uuid4().hex
         rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
                  "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
                 for i, chunk in enumerate(chunks)]
-        if vector is not None:
-            rows[0]["vector"] = self._vector(vector)
-        elif not embed:
-            for row in rows:
-                row["vector"] = self.unembedded_vector()
-        if embed_parts is None or not embed:
-            self._write(rows)
-        else:  # the first part now, then the oldest waiting, within the bound
+        if vector is not None or not embed:  # a vector given, or none wanted: nothing to embed
+            for row in rows[:1] if embed else rows:
+                row["vector"] = self._vector(vector) if embed else [1.0] + [0.0] * (self.dim - 1)
+        if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
             with self._lock:
                 self.waiting += rows[1:]
-                now, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
-            self._write(now)
-        return [row["id"] for row in rows]
-
-    def unembedded_vector(self) -> list[float]:
-        """The vector of a row stored without an embedding: ``[1.0, 0.0, ...]`` (``dim`` floats)."""
-        return [1.0] + [0.0] * (self.dim - 1)
+                rows, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
+        self._write(rows)
+        return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts still ``waiting``, oldest first (``limit``: at most this many;
-        ``None``: all); returns how many."""
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
         with self._lock:
-            cut = len(self.waiting) if limit is None else max(0, limit)
+            cut = len(self.waiting) if limit is None else limit
             rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
         self._write(rows)
         return len(rows)
 
     @contextlib.contextmanager
     def one_insert(self):
-        """``with store.one_insert(): store.add(...); store.add(...)``: the rows are embedded as they are
-        added and written in one insert when the block ends (one round trip to Milvus, not one a text)."""
-        outer = getattr(self._batch, "rows", None)
-        self._batch.rows = [] if outer is None else outer
+        """``with store.one_insert(): store.add(...) ...``: the rows are written in one insert at the end."""
+        self._batch.rows = []
         try:
             yield
         finally:
-            if outer is None:
-                rows, self._batch.rows = self._batch.rows, None
-                self._insert(rows)
+            rows, self._batch.rows = self._batch.rows, None
+            self._write(rows)
 
     def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
         if missing := [row for row in rows if "vector" not in row]:
             for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
                 row["vector"] = vector
         if getattr(self._batch, "rows", None) is not None:
-            self._batch.rows += rows
-        else:
-            self._insert(rows)
-
-    def _insert(self, rows: list[dict]) -> None:
-        if not rows:
-            return
-        self._call("insert", rows)
+            return self._batch.rows.extend(rows)
+        if rows:
+            self._call("insert", rows)
         with self._lock:
             self._unflushed += len(rows)
             due = self.flush_every is not None and self._unflushed >= self.flush_every
@@ -270,7 +239,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
         alone (``part`` set; short rows are one part). If given: only rows of ``kinds`` (filtered before
         the top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. A query longer than
-        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.bounded_text``). Raises InvalidIdError,
+        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.ends_utf8``). Raises InvalidIdError,
         DimensionMismatchError, ValueError, TypeError (``query`` not a str and no ``query_vector``)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
@@ -279,7 +248,7 @@ class MemoryStore(contextlib.AbstractContextManager):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
             began, query_vector = time.perf_counter(), self.embeddings.embed_query(
-                bounded_text(query, PART_MAX_BYTES))
+                ends_utf8(query, PART_MAX_BYTES))
             self._counted(1, began)
         found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
             "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,

@@ -19,15 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ge
 
 from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
-from helpers.tokens import (
-    REPLY_PRIMING_TOKENS,
-    count_message_tokens,
-    count_text_tokens,
-    count_tokens,
-    cut_to_tokens,
-    default_counter,
-    get_encoding,
-)
+from helpers.tokens import count_text_tokens, count_tokens, cut_to_tokens, default_counter
 from helpers.window import newest_fitting
 
 DEFAULT_MAX_SUMMARY_TOKENS = 300
@@ -124,8 +116,7 @@ class TokenTrigger:
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         stored = ([summary] if summary is not None else []) + list(messages)  # counted once each, cached
-        tokens = sum(map(default_counter().message_tokens, stored)) + REPLY_PRIMING_TOKENS * bool(stored)
-        return tokens + request_tokens > self.max_tokens
+        return default_counter().prompt_tokens(stored) + request_tokens > self.max_tokens
 
     def keep_from(self, messages: Sequence[BaseMessage]) -> int:
         index = newest_fitting(messages, self.keep_tokens, default_counter().message_tokens)
@@ -143,18 +134,12 @@ Trigger = CountTrigger | TokenTrigger
 
 
 def shortened(text: str, max_tokens: int = MAX_FOLDED_MESSAGE_TOKENS) -> str:
-    """``text`` if it counts at most ``max_tokens`` tokens (int >= 20), else its first third and last
-    two thirds of that many tokens (less the marker's) around a visible ``"[... 18,250 tokens cut ...]"``."""
-    if max_tokens < 20:
-        raise ValueError(f"max_tokens must be >= 20, got {max_tokens}")
-    ids = get_encoding().encode(text, disallowed_special=())
-    if len(ids) <= max_tokens:
+    """``text`` if it counts at most ``max_tokens`` tokens (int >= 20), else its start, cut by tokens,
+    and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
+    if (total := count_text_tokens(text)) <= max_tokens:
         return text
-    room = max_tokens - 16  # the marker and its line breaks, and tokens that merge differently when cut
-    head, tail = room // 3, room - room // 3
-    decode = get_encoding().decode
-    return (f"{decode(ids[:head], errors='ignore')}\n[... {len(ids) - head - tail:,} tokens cut ...]\n"
-            f"{decode(ids[-tail:], errors='ignore')}")
+    kept = cut_to_tokens(text, max_tokens - 16)  # room for the marker
+    return f"{kept}\n[... {total - count_text_tokens(kept):,} tokens cut ...]"
 
 
 def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str,
@@ -211,7 +196,7 @@ def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger:
     fold, else a ``SummaryStep`` (``folded + kept``: the stored history without the summary). Raises
     ``SummarizationError`` when the call raised or returned nothing; ``stored`` is unchanged."""
     summary, messages = split_stored(stored)
-    request_tokens = count_message_tokens(system) if system is not None else 0
+    request_tokens = default_counter().message_tokens(system) if system is not None else 0
     if not force and not trigger.fires(messages, summary, request_tokens):
         return None
     boundary = trigger.keep_from(messages)

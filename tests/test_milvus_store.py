@@ -470,14 +470,14 @@ def test_lite_connections_send_no_keepalive_pings(tmp_path):
 # --- long messages: parts small enough for e5, embedding bounded per call ---------------------------
 
 
-def test_bounded_text_keeps_the_start_and_the_end_within_the_bytes():
-    from helpers.safe import bounded_text
+def test_ends_utf8_keeps_the_start_and_the_end_within_the_bytes():
+    from helpers.safe import ends_utf8
 
     text = "가나다라 " * 3000
-    short = bounded_text(text, PART_MAX_BYTES)
+    short = ends_utf8(text, PART_MAX_BYTES)
     assert utf8_len(short) <= PART_MAX_BYTES and " … " in short
     assert text.startswith(short.split(" … ")[0]) and text.endswith(short.split(" … ")[-1])
-    assert bounded_text("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
+    assert ends_utf8("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
@@ -509,7 +509,7 @@ def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, 
         store.drop()
 
 
-def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
+def test_a_long_query_is_embedded_by_its_ends_utf8(lite_uri, user):
     from long_messages import pasted_file
 
     embedder = HashEmbeddings(DIM)

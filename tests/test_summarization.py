@@ -589,7 +589,7 @@ def test_a_pasted_file_is_folded_shortened_with_a_marker_and_the_summary_stays_c
     paste = pasted_file(language)
     short = shortened(paste)
     assert count_text_tokens(short) <= MAX_FOLDED_MESSAGE_TOKENS
-    assert short.startswith(paste[:10]) and short.endswith(paste[-10:]) and "tokens cut ...]" in short
+    assert short.startswith(paste[:10]) and short.endswith(" tokens cut ...]")
     assert shortened("I live in Lisbon.") == "I live in Lisbon."
     strategy = RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=200)
     turns = ["My name is Alice." if language == "en" else "제 이름은 앨리스예요.", paste,
