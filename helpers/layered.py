@@ -5,7 +5,9 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each layer
+Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never
+the system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and
+date. LangChain has each layer
 (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their budgets per section."""
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
+from helpers.text import is_blank, nfc, nfc_message
 from helpers.tokens import count_message_tokens, count_text_tokens
 from helpers.window import TokenBudgetError, token_window
 
@@ -44,29 +47,37 @@ class LayeredTurn:
     summary_calls: int = 0
     embedding_calls: int = 0
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
+    skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
 
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None) -> list[str]:
+                   names: Mapping[str, str] | None = None, skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
     repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
-    call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
-    texts = [m.text for m in messages]
+    call. ``other`` counts the reply side's turns (classified like the user's once a person). A blank message
+    (nothing to find by meaning: ``store.add`` refuses it) keeps its round but is not stored; why is
+    appended to ``skipped``. Text is stored NFC (``text.nfc``)."""
+    for message in messages:
+        if is_blank(message.text):
+            (skipped if skipped is not None else []).append(
+                f"{message.id or message.type}: blank text, not stored (nothing to find by meaning)")
+    numbered = [(first_round + i, m) for i, m in enumerate(messages) if not is_blank(m.text)]
+    messages = [m for _, m in numbered]
+    texts = [nfc(m.text) for m in messages]
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
     vectors = store.embed(texts) if one_chunk else [None] * len(texts)
     ids = []
-    for offset, message in enumerate(messages):
-        speaker = "user" if message.type == "human" else "assistant"
+    for offset, (number, message) in enumerate(numbered):
+        speaker, text = "user" if message.type == "human" else "assistant", texts[offset]
         if speaker == "assistant" and other is not None:
-            other.add(message.text)
-        kind = classify_turn(message.text, speaker, other is not None and other.is_person)
-        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
+            other.add(text)
+        kind = classify_turn(text, speaker, other is not None and other.is_person)
+        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
             kind = "echo"
-        number = first_round + offset
-        ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
+        ids += store.add(user_id, session_id, number, text, kind=kind, speaker=speaker,
                          name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset])
         written.add(session_id, number, message)
     return ids
@@ -142,6 +153,7 @@ class LayeredMemory:
         """``[system, summary?, retrieved?, *window]`` for this turn (``WindowBudgetError`` if the new
         message alone is over ``window_tokens``)."""
         summary, recent = split_stored(stored)
+        new_message = nfc_message(new_message)  # one Unicode form for the window, the search, the model
         try:
             window = token_window([*recent, new_message], self.window_tokens)
         except TokenBudgetError as exc:
@@ -158,7 +170,7 @@ class LayeredMemory:
         turn.supplied = "\n".join(m.text for m in sections)
         return label([system, *sections, *window], system, new_message)
 
-    def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
+    def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> HumanMessage | None:
         budget = self.retrieval_budget(question)
         self._turn.retrieved = self.last_retrieved = []
         if budget < 1:
@@ -173,7 +185,8 @@ class LayeredMemory:
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(self._written.sources(hits))}
-        return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
+        # a user message: stored lines are data, never the system prompt's instructions (memory_block)
+        return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
@@ -182,7 +195,7 @@ class LayeredMemory:
         calls = self.store.embedding_calls
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
                        date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
-                       names=self.names)
+                       names=self.names, skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:

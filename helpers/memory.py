@@ -8,6 +8,7 @@ them), and ``replay``: the one loop that runs any strategy and records each turn
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +22,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tracers.context import register_configure_hook
 
+from helpers.text import nfc
 from helpers.tokens import count_tokens
 
 SYSTEM = "system"  # the system prompt
@@ -34,6 +36,30 @@ MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)  # SUMMARY and RETRIEVED
 SUMMARY_ID = "running-summary"  # the id of the running summary's message (helpers.summary)
 RETRIEVED_ID = "retrieved-memories"  # the id of the retrieved section's message (helpers.layered)
 COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
+MEMORY_SOURCES = ("retrieved", "summary", "preferences")  # what a memory block may hold
+_BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
+_TAG = re.compile(r"<(/?)memory\b", re.I)
+
+
+def memory_block(source: str, note: str, body: str) -> str:
+    """What memory adds to a prompt, as data: ``<memory source="...">``, a ``note`` line saying what the
+    lines are (and that they are data, not instructions), the ``body``, ``</memory>``. Sent in a user
+    message, never a system one: a stored line ("ignore all previous instructions...") must not get
+    the system prompt's authority (OWASP LLM01, indirect prompt injection). A ``<memory`` or
+    ``</memory`` inside ``body`` is escaped (``&lt;``) so no stored text can close the block early.
+    ValueError for a ``source`` not in ``MEMORY_SOURCES``."""
+    if source not in MEMORY_SOURCES:
+        raise ValueError(f"source must be one of {MEMORY_SOURCES}, got {source!r}")
+    safe = _TAG.sub(lambda tag: f"&lt;{tag.group(1)}memory", body)
+    return f'<memory source="{source}">\n{note}\n{safe}\n</memory>'
+
+
+def memory_body(text: str) -> tuple[str, str]:
+    """``(source, body)`` of a ``memory_block`` (body: the lines after the note), ``("", text)`` for
+    text that is not one block."""
+    if not (found := _BLOCK.match(text)):
+        return "", text
+    return found.group(1), found.group(2).partition("\n")[2]
 
 
 def message_id(turn: int, role: str) -> str:
@@ -222,7 +248,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
     """Run the user ``turns`` (strings or ``Turn``) through ``model``, ``strategy`` deciding what is
     sent and kept; ``strategy.start_session`` is called whenever the session id changes (with the
     turn's ``date`` if any), ``on_turn(record, turn)`` after each turn. ``record``: the
-    ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). Raises
+    ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). Text is made NFC as it
+    enters (``text.nfc``: what the model is sent, stored and counted is one form). Raises
     ``window.TokenBudgetError`` / ``MessageBudgetError`` (a window cannot hold the newest message)
     or ``summary.SummarizationError`` (a summary call failed; the records so far are lost)."""
     system = system if isinstance(system, SystemMessage) else SystemMessage(system)
@@ -234,12 +261,13 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if turn.session_id not in (None, session):  # a new session; strategies of your own need no date
                 session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
                 stored = list(strategy.start_session(session, stored, **dated))
-            new = [HumanMessage(turn.text, id=message_id(number, "user"))] if turn.text is not None else []
+            new = [HumanMessage(nfc(turn.text), id=message_id(number, "user"))] if turn.text is not None \
+                else []
             embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
             before, start = calls.snapshot(), time.perf_counter()
             prompt = strategy.prompt(system, stored, new[0]) if new else Prompt()  # a reply alone: none
             asked, prompt_done = calls.snapshot(), time.perf_counter()
-            reply = model.invoke(prompt) if turn.reply is None else AIMessage(turn.reply)
+            reply = model.invoke(prompt) if turn.reply is None else AIMessage(nfc(turn.reply))
             answer_done, answered = time.perf_counter(), calls.snapshot()
             reply.id = message_id(number, "reply")
             stored = list(strategy.after_turn(model, [*stored, *new, reply]))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from helpers.safe import CONTENT_MAX_BYTES, eq_filter, in_filter, split_utf8, utf8_len, validate_id
+from helpers.text import is_blank, nfc
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -24,6 +25,17 @@ FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "roun
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None}
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
+
+
+def utc_time(value: str) -> datetime:
+    """An ISO 8601 date or time as an aware UTC ``datetime``, for comparing times: ``"...T09:00+09:00"``
+    is 00:00 UTC, before ``"...T01:00+00:00"``, though it sorts after it as text. A date alone is its
+    midnight, a time without offset is UTC; ``""`` or text that is not ISO sorts first (``datetime.min``)."""
+    try:
+        when = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return datetime.min.replace(tzinfo=UTC)
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
 class MilvusStoreError(RuntimeError):
@@ -157,21 +169,30 @@ class MemoryStore(contextlib.AbstractContextManager):
         """Embed and store ``text`` exactly, a row per chunk of ``max_chunk_bytes``; returns the ids written
         (``<turn_id>-<chunk>``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
-        theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
-        str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
-        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long, not ISO, not UTF-8)."""
+        theirs; ``date``: the session's ISO date or ``""`` (kept as given, compared as UTC);
+        ``timestamp``: ``datetime`` (naive = UTC), ISO str (any offset) or ``None`` (now), stored in UTC;
+        ``vector``: the embedding of a one-chunk ``text``. Text is stored NFC (``text.nfc``). Raises
+        (nothing written) InvalidIdError, TypeError, DimensionMismatchError, ValueError (blank text:
+        nothing to find by meaning; too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
+        if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
+            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning, so nothing was "
+                             "written. Skip blank messages before storing them.")
+        text, name = nfc(text), nfc(name) if isinstance(name, str) else name
         when = timestamp or datetime.now(UTC)
-        if isinstance(when, datetime):
-            when = (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat(timespec="milliseconds")
+        if isinstance(when, str):
+            when = datetime.fromisoformat(when)  # ValueError if it is not ISO 8601
+        if isinstance(when, datetime):  # stored in UTC: as text, times then sort in time order
+            when = (when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+                    ).isoformat(timespec="milliseconds")
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
             if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
                 raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
-        for value in filter(None, (date, when)):
-            datetime.fromisoformat(value)  # ValueError if it is not ISO 8601
+        if date:
+            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
@@ -201,7 +222,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         if query_vector is None and not isinstance(query, str):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
-            began, query_vector = time.perf_counter(), self.embeddings.embed_query(query)
+            began, query_vector = time.perf_counter(), self.embeddings.embed_query(nfc(query))
             self._counted(1, began)
         found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
             "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
@@ -216,7 +237,8 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
         if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
             chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
-        whole = {row.turn_id: row for row in self._group(chunks)}
+        whole = {row.turn_id: row for row in self._group(chunks)
+                 if not is_blank(row.content)}  # blank rows written before add() refused them
         return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
@@ -236,9 +258,11 @@ class MemoryStore(contextlib.AbstractContextManager):
                               in at and at[key].turn_id != hit.turn_id] for hit in hits}
 
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
-        """The rows of ``user_id`` (or of one session), oldest first; at most ``limit`` chunks read."""
+        """The rows of ``user_id`` (or of one session), oldest first (timestamps compared as UTC,
+        ``utc_time``: rows written before timestamps were stored in UTC too); at most ``limit`` chunks
+        read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
-                      key=lambda row: (row.timestamp, row.session_id, row.round))
+                      key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
         return self._count(self._where(user_id) if user_id is not None else "")

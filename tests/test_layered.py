@@ -155,7 +155,7 @@ def test_layered_stores_every_line_once_with_the_speakers_names(store, model):
     assert len(stored) == 4 + 4  # the two probes and their answers
     assert (rows[0].prompt_tokens, rows[0].embedding_calls) == (0, 1)  # written, nothing sent
     (part,) = rows[3].prompt.of_kind("retrieved")
-    assert part.text.splitlines()[2] == f"Mel (assistant): {text['a1']} {text['a2']}"
+    assert part.text.splitlines()[3] == f"Mel (assistant): {text['a1']} {text['a2']}"
     assert (rows[3].evidence_reached, rows[3].how) == (True, "retrieved")
 
 

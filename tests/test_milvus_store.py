@@ -159,7 +159,7 @@ def test_search_result_fields_and_min_score(store, user):
     ids = add_turn(store, user, "s1", 4, "I like cats.", "Noted.", timestamp="2026-01-31T09:30:00+00:00")
     (hit,) = store.search(user, "User: I like cats.\nAI: Noted.", top_k=3)
     assert hit.ids == tuple(ids) and hit.round == 4 and hit.session_id == "s1"
-    assert hit.timestamp == "2026-01-31T09:30:00+00:00" and len(hit.ids) == 1
+    assert hit.timestamp == "2026-01-31T09:30:00.000+00:00" and len(hit.ids) == 1  # stored in UTC, ms
     assert (hit.kind, hit.speaker, hit.name, hit.date) == ("turn", "", "", "")
     assert store.search(user, "something else entirely", min_score=0.99) == []
     (row,) = store.rows(user)

@@ -73,6 +73,7 @@ def test_format_hits_dates_and_speakers_on_their_own_lines():
             row("Congratulations! Is it a he or a she?", "session-3", 2, "assistant", "2025-02-22"),
             row("Long day\nat school.", "session-1", 1, "user", "2025-02-04")]
     assert format_hits(hits).splitlines() == [
+        '<memory source="retrieved">',
         HEADER,
         "[2025-02-04 Tue, session-1]",
         "User: Long day at school.",
@@ -80,9 +81,10 @@ def test_format_hits_dates_and_speakers_on_their_own_lines():
         "User: I adopted a dog last Tuesday!",
         "Assistant: Congratulations! Is it a he or a she?",
         "User: A she! We named her Luna.",
+        "</memory>",
     ]
     assert format_hits([]) == ""
-    assert format_hits(hits[:1], header="Memories:").startswith("Memories:\n")
+    assert format_hits(hits[:1], header="Memories:").startswith('<memory source="retrieved">\nMemories:\n')
 
 
 def test_memory_line_and_session_header():
@@ -96,7 +98,7 @@ def test_memory_line_and_session_header():
     # no dates: by timestamp, so a later correction comes after the fact it corrects
     older = row("I live in Busan.", "s1", 5, timestamp="2026-01-01T10:00:00+00:00")
     newer = row("I moved to Seoul.", "s2", 1, timestamp="2026-02-01T10:00:00+00:00")
-    assert format_hits([newer, older]).splitlines()[1:] == ["[s1]", older.content, "[s2]", newer.content]
+    assert format_hits([newer, older]).splitlines()[2:-1] == ["[s1]", older.content, "[s2]", newer.content]
 
 
 def test_format_turn_writes_a_line_per_message_and_the_speakers_names():
@@ -441,7 +443,7 @@ def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
         assert [p.kind for p in record.prompt.parts[-1]] == ["retrieved", "question"]
         assert record.prompt.parts[-1][1].text == "What is my job?"
         assert record.prompt.parts[-1][0].text == format_hits(later.last_retrieved)
-        assert sent.content.startswith(f"{HEADER}\n[monday]\nUser: ")
+        assert sent.content.startswith(f'<memory source="retrieved">\n{HEADER}\n[monday]\nUser: ')
         assert "User: My job is a software engineer.\nAI: " in sent.content
         assert sent.content.endswith("\n\nQuestion: What is my job?")
         best = later.last_retrieved[0]

@@ -151,7 +151,7 @@ def test_summary_explorer(month):
     explorer.trigger_kind.value = "messages"
     explorer.keep_messages.value = 0  # fold everything each time
     last = explorer.records[-1]
-    assert [m.type for m in last.prompt[:2]] == ["system", "system"] and is_summary(last.prompt[1])
+    assert [m.type for m in last.prompt[:2]] == ["system", "human"] and is_summary(last.prompt[1])  # data
     check_view(explorer, 13)
 
 
