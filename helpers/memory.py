@@ -38,7 +38,7 @@ RETRIEVED_ID = "retrieved-memories"  # the id of the retrieved section's message
 COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
 MEMORY_SOURCES = ("retrieved", "summary", "preferences")  # what a memory block may hold
 _BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
-_TAG = re.compile(r"<(/?)memory\b", re.I)
+_TAG = re.compile(r"</?memory\b", re.I)
 
 
 def memory_block(source: str, note: str, body: str) -> str:
@@ -50,7 +50,7 @@ def memory_block(source: str, note: str, body: str) -> str:
     ValueError for a ``source`` not in ``MEMORY_SOURCES``."""
     if source not in MEMORY_SOURCES:
         raise ValueError(f"source must be one of {MEMORY_SOURCES}, got {source!r}")
-    safe = _TAG.sub(lambda tag: f"&lt;{tag.group(1)}memory", body)
+    safe = _TAG.sub(lambda tag: "&lt;" + tag.group(0)[1:], body)
     return f'<memory source="{source}">\n{note}\n{safe}\n</memory>'
 
 
@@ -279,8 +279,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
             everything += [*new, reply]
             done = record(
-                turn=number, user=turn.text or "", reply=reply.text, prompt=prompt, timeline=timeline,
-                marks=marks,
+                turn=number, user=new[0].text if new else "", reply=reply.text, prompt=prompt,
+                timeline=timeline, marks=marks,
                 reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0), prompt_tokens=tokens_sent,
                 memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
                 memory_call_input_tokens=spent[1] - tokens_sent * answer_call,

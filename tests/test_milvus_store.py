@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import unicodedata
 import uuid
 
 import pytest
@@ -449,3 +450,32 @@ def test_lite_folder_locked_by_another_process(tmp_path, capfd):
         connect(str(tmp_path / "no_suffix"))
     reopened = open_store(uri=path, dim=DIM, embeddings=HashEmbeddings())  # free again
     reopened.close()
+
+
+def test_rows_are_oldest_first_by_utc_time_whatever_the_offset(store, user):
+    add_turn(store, user, "s1", 1, "I moved to Porto.", timestamp="2026-03-01T01:00:00+00:00")
+    add_turn(store, user, "s1", 2, "I live in Lyon.", timestamp="2026-03-01T09:00:00+09:00")  # 00:00 UTC
+    rows = store.rows(user)
+    assert [r.content for r in rows] == [format_turn("I live in Lyon."), format_turn("I moved to Porto.")]
+    assert [r.timestamp for r in rows] == ["2026-03-01T00:00:00.000+00:00", "2026-03-01T01:00:00.000+00:00"]
+
+
+def test_store_add_refuses_blank_text_and_writes_nothing(store, user):
+    for blank in ("", "   ", "\n", "\u3000", "\u200b", "\ufeff \t"):
+        with pytest.raises(ValueError, match="blank"):
+            store.add(user, "s1", 1, blank)
+    assert store.count(user) == 0
+    add_turn(store, user, "s1", 1, "Hello there, I am Ann.")
+    found = store.search(user, "Hello?", top_k=3)  # no blank row to win
+    assert [h.content for h in found] == [format_turn("Hello there, I am Ann.")]
+
+
+def test_store_keeps_korean_typed_on_macos_as_nfc_and_finds_it_alike(store, user):
+    fact, question = "제 고향은 전주예요.", "제 고향이 어디예요?"
+    store.add(user, "s1", 1, unicodedata.normalize("NFD", fact), kind="statement",
+              name=unicodedata.normalize("NFD", "민수"))
+    (row,) = store.rows(user)
+    assert (row.content, row.name) == (fact, "민수")
+    composed = store.search(user, question, top_k=1)[0].score
+    decomposed = store.search(user, unicodedata.normalize("NFD", question), top_k=1)[0].score
+    assert decomposed == pytest.approx(composed)

@@ -268,3 +268,17 @@ def test_fill_budget(uri):
         assert budget.fill_budget(store, "nobody", "q", 300) == ([], "")
     finally:
         store.drop()
+
+
+def test_no_repeated_text_in_a_retrieved_section_neighbours_included():
+    def said(text: str, round_: int) -> Row:
+        return Row(content=text, user_id="mina", session_id="s1", round=round_, kind="statement",
+                   speaker="user", name="", date="", timestamp="", turn_id=f"t{round_}",
+                   ids=(f"t{round_}-0",))
+
+    jia = "My sister Jia lives in Busan."
+    fact, copy, again, other = (said(jia, 1), said(jia, 3), said("my sister  jia lives in busan.", 5),
+                                said("She is a nurse.", 7))
+    chosen = budget.select_hits([fact, again], 1000, lambda row: 1, neighbours={"t1": [copy, other]})
+    assert [row.round for row in chosen] == [1, 7]  # the copies, hit or neighbour, are not sent again
+    assert sum("Jia" in line for line in format_hits(chosen).splitlines()) == 1

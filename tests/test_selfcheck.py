@@ -88,3 +88,17 @@ def test_every_question_is_asked_once_and_has_an_answer_and_a_why():
     for qid, spec in checks().items():
         assert spec["answer"] is not None and spec["why"].strip(), qid
         assert spec.get("choices") is None or spec["answer"] in spec["choices"], qid
+
+
+def test_a_check_that_fails_is_shown_under_the_box_not_raised():
+    q = ask("02.messages_sent")
+    q.measured(10)  # the Why names {stored}: a fact the lesson forgot to pass
+    q.box.value = "10"
+    q.button.click()  # JupyterLab would show nothing of an error raised here
+    assert "The check itself failed (KeyError" in q.feedback.value and RESULTS == []
+
+
+def test_a_korean_prediction_typed_on_macos_matches():
+    import unicodedata
+
+    assert verdict(unicodedata.normalize("NFD", "부산"), "부산")[0]
