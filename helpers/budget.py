@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
-from helpers.memory import memory_block
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import Hit, MemoryStore, Row
+from helpers.text import memory_block
 from helpers.tokens import count_text_tokens
 
 

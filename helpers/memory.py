@@ -8,7 +8,6 @@ them), and ``replay``: the one loop that runs any strategy and records each turn
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,32 +35,6 @@ MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)  # SUMMARY and RETRIEVED
 SUMMARY_ID = "running-summary"  # the id of the running summary's message (helpers.summary)
 RETRIEVED_ID = "retrieved-memories"  # the id of the retrieved section's message (helpers.layered)
 COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
-MEMORY_SOURCES = ("retrieved", "summary", "preferences")  # what a memory block may hold
-_BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
-_TAG = re.compile(r"</?memory\b", re.I)
-
-
-def memory_block(source: str, note: str, body: str) -> str:
-    """What memory adds to a prompt, as data: ``<memory source="...">``, a ``note`` line saying what the
-    lines are (and that they are data, not instructions), the ``body``, ``</memory>``. Sent in a user
-    message, never a system one: a stored line ("ignore all previous instructions...") must not get
-    the system prompt's authority (OWASP LLM01, indirect prompt injection). A ``<memory`` or
-    ``</memory`` inside ``body`` is escaped (``&lt;``) so no stored text can close the block early.
-    ValueError for a ``source`` not in ``MEMORY_SOURCES``."""
-    if source not in MEMORY_SOURCES:
-        raise ValueError(f"source must be one of {MEMORY_SOURCES}, got {source!r}")
-    safe = _TAG.sub(lambda tag: "&lt;" + tag.group(0)[1:], body)
-    return f'<memory source="{source}">\n{note}\n{safe}\n</memory>'
-
-
-def memory_body(text: str) -> tuple[str, str]:
-    """``(source, body)`` of a ``memory_block`` (body: the lines after the note), ``("", text)`` for
-    text that is not one block."""
-    if not (found := _BLOCK.match(text)):
-        return "", text
-    return found.group(1), found.group(2).partition("\n")[2]
-
-
 def message_id(turn: int, role: str) -> str:
     """The id ``replay`` gives a message (``role``: user/reply; ``turn``: 1, 2 ...): ``"t3-user"``."""
     return f"t{turn}-{role}"

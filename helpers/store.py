@@ -11,10 +11,10 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from helpers.safe import CONTENT_MAX_BYTES, eq_filter, in_filter, split_utf8, utf8_len, validate_id
-from helpers.text import is_blank, nfc
+from helpers.text import is_blank, nfc, utc_iso, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -25,17 +25,6 @@ FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "roun
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None}
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
-
-
-def utc_time(value: str) -> datetime:
-    """An ISO 8601 date or time as an aware UTC ``datetime``, for comparing times: ``"...T09:00+09:00"``
-    is 00:00 UTC, before ``"...T01:00+00:00"``, though it sorts after it as text. A date alone is its
-    midnight, a time without offset is UTC; ``""`` or text that is not ISO sorts first (``datetime.min``)."""
-    try:
-        when = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        return datetime.min.replace(tzinfo=UTC)
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
 class MilvusStoreError(RuntimeError):
@@ -169,24 +158,15 @@ class MemoryStore(contextlib.AbstractContextManager):
         """Embed and store ``text`` exactly, a row per chunk of ``max_chunk_bytes``; returns the ids written
         (``<turn_id>-<chunk>``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
-        theirs; ``date``: the session's ISO date or ``""`` (kept as given, compared as UTC);
-        ``timestamp``: ``datetime`` (naive = UTC), ISO str (any offset) or ``None`` (now), stored in UTC;
-        ``vector``: the embedding of a one-chunk ``text``. Text is stored NFC (``text.nfc``). Raises
-        (nothing written) InvalidIdError, TypeError, DimensionMismatchError, ValueError (blank text:
-        nothing to find by meaning; too long, not ISO, not UTF-8)."""
+        theirs; ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
+        ``vector``: a one-chunk ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
+        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
         if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
-            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning, so nothing was "
-                             "written. Skip blank messages before storing them.")
-        text, name = nfc(text), nfc(name) if isinstance(name, str) else name
-        when = timestamp or datetime.now(UTC)
-        if isinstance(when, str):
-            when = datetime.fromisoformat(when)  # ValueError if it is not ISO 8601
-        if isinstance(when, datetime):  # stored in UTC: as text, times then sort in time order
-            when = (when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-                    ).isoformat(timespec="milliseconds")
+            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
+        text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
             if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
@@ -237,8 +217,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
         if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
             chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
-        whole = {row.turn_id: row for row in self._group(chunks)
-                 if not is_blank(row.content)}  # blank rows written before add() refused them
+        whole = {row.turn_id: row for row in self._group(chunks) if not is_blank(row.content)}  # old blanks
         return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
@@ -258,9 +237,7 @@ class MemoryStore(contextlib.AbstractContextManager):
                               in at and at[key].turn_id != hit.turn_id] for hit in hits}
 
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
-        """The rows of ``user_id`` (or of one session), oldest first (timestamps compared as UTC,
-        ``utc_time``: rows written before timestamps were stored in UTC too); at most ``limit`` chunks
-        read."""
+        """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
                       key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
 

@@ -19,8 +19,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
 
 from helpers.kinds import language_of
-from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label, memory_block, memory_body
-from helpers.text import nfc
+from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
+from helpers.text import memory_block, memory_body, nfc
 from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens, cut_to_tokens
 from helpers.window import newest_fitting
 

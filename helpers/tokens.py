@@ -112,7 +112,7 @@ def _content_text(message: BaseMessage) -> str:
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
     """Tokens (int) of a plain string, no message framing; counted in NFC (``text.nfc``), the form the
-    course sends: macOS's decomposed Korean would count about five times the tokens of the same text."""
+    course sends: macOS's decomposed Korean would count several times the tokens of the same text."""
     return len(get_encoding(model).encode(nfc(text), disallowed_special=()))
 
 

@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from helpers.course.milvus import drop_collection, open_store
 from helpers.course.offline_model import OfflineChatModel
-from helpers.memory import MemoryStrategy, memory_block, memory_body, replay
+from helpers.memory import MemoryStrategy, replay
 from helpers.retrieval import (
     HEADER,
     RetrievalMemory,
@@ -30,7 +30,8 @@ from helpers.retrieval import (
     session_header,
 )
 from helpers.safe import InvalidIdError
-from helpers.store import Row, utc_time
+from helpers.store import Row
+from helpers.text import memory_block, memory_body, utc_time
 from helpers.window import CountWindow
 
 DIM = 16
