@@ -102,6 +102,7 @@ print(json.dumps({
               "extra embedding calls": totals(records)["extra embeddings"]},
     "left": __import__("helpers.course.milvus", fromlist=["x"]).drop_collection("lesson06", uri=store.uri),
     "uri": store.uri,
+    "poison": [model.invoke(old_way).text, as_data.reply],
 }))
 """,
     "07_layered_memory": """
@@ -117,6 +118,8 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
                   "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "poison": [model.invoke(old_way).text, eve_records[-1].reply,
+                             [m.type for m in eve_records[-1].prompt]],
                   "selfchecks": _selfchecks}))
 """,
     "08_measuring_memory": """
@@ -267,7 +270,10 @@ def test_06_retrieval_milvus():
     assert "data engineer" in job["reply"]
     assert {session for session, _ in job["retrieved"]} == {"month"}
     assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
-    assert job["session"].startswith("Relevant memories (oldest first):")
+    assert job["session"].startswith('<memory source="retrieved">\nNotes from earlier conversations')
+    obeyed, as_data = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.')
     # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
     assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
     assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
@@ -328,6 +334,9 @@ def test_07_layered_memory():
     assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
     explorer_budgets, lesson_budgets = shown["budgets"]
     assert explorer_budgets == lesson_budgets  # the explorer opens on the memory the check asks about
+    obeyed, as_data, types = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.') and types == ["system", "human", "human"]
 
 
 SAVED_08 = "data/evaluation/results_long_conversation.json"  # python -m helpers.course.measure --save
