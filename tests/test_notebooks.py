@@ -240,14 +240,14 @@ def test_05_summarization():
     shown = run("05_summarization")
     assert shown["article"] == ["human", "ai", "ai"]  # the article: summary as a 2nd AI message, last
     assert "모르" in shown["article_reply"]  # the stand-in does not take its "own" reply as facts
-    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a marked system message
+    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a user message marked as data
     assert shown["crash_left"] == 0  # a crash between clear() and the re-add loses everything
     assert shown["split"] == [8, 2, 10]
     for fact in shown["first"].splitlines()[1:]:
         assert fact in shown["second"]
     assert "My name is Alice." in shown["second"]
     assert shown["unchanged"] is True
-    assert shown["after"] == ["system", "human", "ai"]
+    assert shown["after"] == ["human", "human", "ai"]  # the summary (a memory block), then the kept turn
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
     assert shown["embedder"] is False

@@ -273,6 +273,26 @@ def test_retrieval_explorer_searches_live(store):
     explorer.question.value = "   "
     assert explorer.memories == [] and "Type a question" in explorer.view.value
 
+    explorer.min_score.value = 0.6
+    explorer.question.value = unicodedata.normalize("NFD", "제 직업이 뭐예요?")  # typed on macOS
+    assert explorer.sent.endswith("Question: 제 직업이 뭐예요?")  # searched and sent as NFC
+
+
+def test_retrieval_explorer_shows_an_error_and_marks_its_view_not_updated(store):
+    from helpers.course.widgets import RetrievalExplorer
+
+    fill(store)
+    explorer = RetrievalExplorer(store, "ann", question="What is my job?")
+    good = explorer.view.value
+    broken = explorer._queries.embed_query
+    explorer._queries.embed_query = lambda text: 1 / 0  # an embedding call fails mid-lesson
+    explorer.top_k.value = 2  # nothing is raised out of the callback
+    assert explorer.error.startswith("ZeroDivisionError") and "not updated" in explorer.status.value
+    assert "Not updated:" in explorer.view.value and explorer.view.value.endswith(good)
+    explorer._queries.embed_query = broken
+    explorer.top_k.value = 3
+    assert explorer.error is None and "Not updated" not in explorer.view.value
+
 
 def test_retrieval_explorer_one_session_and_bad_ids(store):
     from helpers.course.widgets import RetrievalExplorer

@@ -26,6 +26,7 @@ from helpers.memory import DROPPED, RETRIEVED, SUMMARIZED, replay
 from helpers.retrieval import format_hits, format_turn
 from helpers.store import Hit, MemoryStore, MilvusStoreError, Row, validate_id
 from helpers.summary import CountTrigger, RunningSummary, TokenTrigger
+from helpers.text import nfc
 from helpers.tokens import count_text_tokens
 from helpers.window import CountWindow, LastN, MessageBudgetError, TokenBudgetError, TokenWindow
 
@@ -335,7 +336,7 @@ class RetrievalExplorer(_Shown):
 
     def update(self) -> None:
         """Search with the current control values and redraw the view."""
-        question = self.question.value.strip()
+        question = nfc(self.question.value.strip())  # typed on macOS: decomposed Korean, one form here
         self._questions[self.current_user] = question
         if not question:
             self.memories, self.sent, self.view.value = [], "", "<p>Type a question.</p>"
