@@ -452,6 +452,21 @@ def test_lite_folder_locked_by_another_process(tmp_path, capfd):
     reopened.close()
 
 
+def test_lite_connections_send_no_keepalive_pings(tmp_path):
+    """Lite's in-process gRPC server answers pymilvus' 10-second pings on an idle connection with
+    GOAWAY "too_many_pings" (seen failing a long lesson on a loaded machine): the course's Lite
+    clients, its own and the library way's, send none; a server connection keeps pymilvus' defaults."""
+    from helpers.course.milvus import LITE_GRPC_OPTIONS
+
+    client = connect(str(tmp_path / "idle.db"))
+    try:
+        options = client._handler._grpc_options  # what pymilvus builds the channel with
+        assert options["grpc.keepalive_permit_without_calls"] is False
+        assert options["grpc.keepalive_time_ms"] == LITE_GRPC_OPTIONS["grpc.keepalive_time_ms"] > 3600_000
+    finally:
+        client.close()
+
+
 def test_rows_are_oldest_first_by_utc_time_whatever_the_offset(store, user):
     add_turn(store, user, "s1", 1, "I moved to Porto.", timestamp="2026-03-01T01:00:00+00:00")
     add_turn(store, user, "s1", 2, "I live in Lyon.", timestamp="2026-03-01T09:00:00+09:00")  # 00:00 UTC

@@ -11,6 +11,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage, trim_messages
 
+from helpers.course.milvus import LITE_GRPC_OPTIONS, milvus_kind
 from helpers.memory import Prompt, label
 from helpers.store import DEFAULT_NLIST, DEFAULT_NPROBE, Row, eq_filter, validate_id
 from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens, count_tokens
@@ -93,7 +94,8 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
     validate_id(user_id, "user id")
     vector_store = Milvus(
         embedding_function=embeddings or get_embeddings(), collection_name=collection,
-        connection_args={"uri": uri, "token": token or ""},
+        connection_args={"uri": uri, "token": token or "",
+                         **({"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {})},
         index_params={"index_type": "IVF_FLAT", "metric_type": "COSINE", "params": {"nlist": nlist}},
         search_params={"metric_type": "COSINE", "params": {"nprobe": nprobe}},
         consistency_level="Strong", partition_key_field="user_id", drop_old=True, auto_id=True)
