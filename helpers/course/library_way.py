@@ -38,6 +38,7 @@ class LibrarySummary:
         self.middleware = SummarizationMiddleware(model=model, trigger=trigger, keep=keep,
                                                   token_counter=count_tokens)
         self._state: list[BaseMessage] = []
+        self._asked: int | None = None  # len(stored) + 1 when prompt() ran this turn
         self._covers: dict[str, tuple[str, ...]] = {}  # summary message id -> ids it folded in
 
     @property
@@ -58,13 +59,15 @@ class LibrarySummary:
                     m.id = m.id or str(uuid.uuid4())
                     self._covers[m.id] = tuple(folded)
             state = new_state
-        self._state = state
+        self._state, self._asked = state, len(stored) + 1  # after_turn adds what came after the question
         return label([system, *state] if system.text else list(state), system, new_message,
                      summaries=self._covers)
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """The state after this turn: what the middleware left, plus the reply."""
-        return [*self._state, stored[-1]]
+        """The state after this turn: what the middleware left, plus the reply; a step that sent
+        nothing (a recorded line stored as it was) is kept as it is."""
+        asked, self._asked = self._asked, None
+        return [*self._state, *stored[asked:]] if asked is not None else list(stored)
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage],
                       date: str = "") -> list[BaseMessage]:
