@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import BaseMessage
 
-MEMORY_SOURCES = ("retrieved", "summary", "preferences")  # what a memory block may hold
+MEMORY_SOURCES = ("retrieved", "summary", "preferences", "facts")  # what a memory block may hold
 _BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
 _TAG = re.compile(r"</?memory\b", re.I)
 
