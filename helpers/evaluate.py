@@ -15,6 +15,7 @@ from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from helpers.caching import DEFAULT_MODEL, caching_totals, load_prices
 from helpers.config import project_root
 from helpers.kinds import classify_turn
 from helpers.memory import (
@@ -188,9 +189,11 @@ def recall_totals(records: Sequence[TurnRecord]) -> dict:
 
 def summarize_runs(runs: dict[str, list[ScoredTurn]]) -> list[dict]:
     """One row per strategy: token, call and time totals and evidence recall; the ``%`` column is
-    relative to the first strategy (full history)."""
-    table, first = [], None
+    relative to the first strategy (full history); input dollars without and with prompt caching
+    at ``caching.DEFAULT_MODEL``'s prices (``caching.caching_totals``)."""
+    table, first, price = [], None, load_prices()[DEFAULT_MODEL]
     for name, records in runs.items():
+        cached = caching_totals(records, price)
         total, recall = totals(records), recall_totals(records)
         prompt_total = total["prompt tokens (total)"]
         first = first or prompt_total
@@ -202,6 +205,8 @@ def summarize_runs(runs: dict[str, list[ScoredTurn]]) -> list[dict]:
             "% of first strategy's tokens": round(100 * prompt_total / first, 1) if first else None,
             "extra calls": total["extra calls"],
             "extra call tokens": total["extra call tokens"],
+            f"input $ ({DEFAULT_MODEL})": cached["input $ without caching"],
+            f"input $ cached ({DEFAULT_MODEL})": cached["input $ with caching"],
             "all input tokens (total)": prompt_total + total["extra call tokens"],
             "extra embeddings": total["extra embeddings"],
             "overhead ms (p50)": total["overhead ms (p50)"],

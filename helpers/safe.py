@@ -69,7 +69,7 @@ def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
     return [*pieces, data[start:].decode("utf-8")]
 
 
-def ends_utf8(text: str, max_bytes: int) -> str:
+def bounded_text(text: str, max_bytes: int) -> str:
     """``text`` if at most ``max_bytes`` (>= 8, else ValueError) UTF-8 bytes, else the first third and last
     two thirds of that many around ``" … "``, cut between characters (a long message's question opens or
     closes it: "Here is my log: ... Why does it fail?")."""

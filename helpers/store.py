@@ -11,9 +11,18 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
-from helpers.safe import CONTENT_MAX_BYTES, ends_utf8, eq_filter, in_filter, split_utf8, utf8_len, validate_id
+from helpers.safe import (
+    CONTENT_MAX_BYTES,
+    bounded_text,
+    eq_filter,
+    in_filter,
+    split_utf8,
+    utf8_len,
+    validate_id,
+)
+from helpers.text import is_blank, nfc, utc_iso, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -165,21 +174,21 @@ class MemoryStore(contextlib.AbstractContextManager):
         ``catch_up``). ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a row no search asks for:
         filter by ``kinds``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
-        theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
-        str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
-        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long, not ISO, not UTF-8)."""
+        theirs; ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
+        ``vector``: a one-chunk ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
+        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
-        when = timestamp or datetime.now(UTC)
-        if isinstance(when, datetime):
-            when = (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat(timespec="milliseconds")
+        if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
+            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
+        text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
             if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
                 raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
-        for value in filter(None, (date, when)):
-            datetime.fromisoformat(value)  # ValueError if it is not ISO 8601
+        if date:
+            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
@@ -239,7 +248,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
         alone (``part`` set; short rows are one part). If given: only rows of ``kinds`` (filtered before
         the top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. A query longer than
-        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.ends_utf8``). Raises InvalidIdError,
+        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.bounded_text``). Raises InvalidIdError,
         DimensionMismatchError, ValueError, TypeError (``query`` not a str and no ``query_vector``)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
@@ -248,7 +257,7 @@ class MemoryStore(contextlib.AbstractContextManager):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
             began, query_vector = time.perf_counter(), self.embeddings.embed_query(
-                ends_utf8(query, PART_MAX_BYTES))
+                bounded_text(nfc(query), PART_MAX_BYTES))
             self._counted(1, began)
         found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
             "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
@@ -268,7 +277,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
         if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
             chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
-        whole = {row.turn_id: row for row in self._group(chunks)}
+        whole = {row.turn_id: row for row in self._group(chunks) if not is_blank(row.content)}  # old blanks
         return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
@@ -288,9 +297,9 @@ class MemoryStore(contextlib.AbstractContextManager):
                               in at and at[key].turn_id != hit.turn_id] for hit in hits}
 
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
-        """The rows of ``user_id`` (or of one session), oldest first; at most ``limit`` chunks read."""
+        """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
-                      key=lambda row: (row.timestamp, row.session_id, row.round))
+                      key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
         return self._count(self._where(user_id) if user_id is not None else "")

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import unicodedata
 import uuid
 
 import pytest
@@ -160,7 +161,7 @@ def test_search_result_fields_and_min_score(store, user):
     ids = add_turn(store, user, "s1", 4, "I like cats.", "Noted.", timestamp="2026-01-31T09:30:00+00:00")
     (hit,) = store.search(user, "User: I like cats.\nAI: Noted.", top_k=3)
     assert hit.ids == tuple(ids) and hit.round == 4 and hit.session_id == "s1"
-    assert hit.timestamp == "2026-01-31T09:30:00+00:00" and len(hit.ids) == 1
+    assert hit.timestamp == "2026-01-31T09:30:00.000+00:00" and len(hit.ids) == 1  # stored in UTC, ms
     assert (hit.kind, hit.speaker, hit.name, hit.date) == ("turn", "", "", "")
     assert store.search(user, "something else entirely", min_score=0.99) == []
     (row,) = store.rows(user)
@@ -470,14 +471,14 @@ def test_lite_connections_send_no_keepalive_pings(tmp_path):
 # --- long messages: parts small enough for e5, embedding bounded per call ---------------------------
 
 
-def test_ends_utf8_keeps_the_start_and_the_end_within_the_bytes():
-    from helpers.safe import ends_utf8
+def test_bounded_text_keeps_the_start_and_the_end_within_the_bytes():
+    from helpers.safe import bounded_text
 
     text = "가나다라 " * 3000
-    short = ends_utf8(text, PART_MAX_BYTES)
+    short = bounded_text(text, PART_MAX_BYTES)
     assert utf8_len(short) <= PART_MAX_BYTES and " … " in short
     assert text.startswith(short.split(" … ")[0]) and text.endswith(short.split(" … ")[-1])
-    assert ends_utf8("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
+    assert bounded_text("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
@@ -509,7 +510,7 @@ def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, 
         store.drop()
 
 
-def test_a_long_query_is_embedded_by_its_ends_utf8(lite_uri, user):
+def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
     from long_messages import pasted_file
 
     embedder = HashEmbeddings(DIM)
@@ -522,6 +523,35 @@ def test_a_long_query_is_embedded_by_its_ends_utf8(lite_uri, user):
         assert utf8_len(query) <= PART_MAX_BYTES and query.endswith("Why did it fail?")
     finally:
         store.drop()
+
+
+def test_rows_are_oldest_first_by_utc_time_whatever_the_offset(store, user):
+    add_turn(store, user, "s1", 1, "I moved to Porto.", timestamp="2026-03-01T01:00:00+00:00")
+    add_turn(store, user, "s1", 2, "I live in Lyon.", timestamp="2026-03-01T09:00:00+09:00")  # 00:00 UTC
+    rows = store.rows(user)
+    assert [r.content for r in rows] == [format_turn("I live in Lyon."), format_turn("I moved to Porto.")]
+    assert [r.timestamp for r in rows] == ["2026-03-01T00:00:00.000+00:00", "2026-03-01T01:00:00.000+00:00"]
+
+
+def test_store_add_refuses_blank_text_and_writes_nothing(store, user):
+    for blank in ("", "   ", "\n", "\u3000", "\u200b", "\ufeff \t"):
+        with pytest.raises(ValueError, match="blank"):
+            store.add(user, "s1", 1, blank)
+    assert store.count(user) == 0
+    add_turn(store, user, "s1", 1, "Hello there, I am Ann.")
+    found = store.search(user, "Hello?", top_k=3)  # no blank row to win
+    assert [h.content for h in found] == [format_turn("Hello there, I am Ann.")]
+
+
+def test_store_keeps_korean_typed_on_macos_as_nfc_and_finds_it_alike(store, user):
+    fact, question = "제 고향은 전주예요.", "제 고향이 어디예요?"
+    store.add(user, "s1", 1, unicodedata.normalize("NFD", fact), kind="statement",
+              name=unicodedata.normalize("NFD", "민수"))
+    (row,) = store.rows(user)
+    assert (row.content, row.name) == (fact, "민수")
+    composed = store.search(user, question, top_k=1)[0].score
+    decomposed = store.search(user, unicodedata.normalize("NFD", question), top_k=1)[0].score
+    assert decomposed == pytest.approx(composed)
 
 
 def test_rows_never_searched_are_stored_without_embedding_and_a_turn_is_one_insert(lite_uri, user):
