@@ -59,7 +59,7 @@ def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_pa
         assert 500 < budget < 4000 and count_message_tokens(retrieved[0]) <= budget + 10
         assert "(part " in retrieved[0].text  # parts of the paste, marked as such
         summary = records[-1].prompt[1]
-        assert count_message_tokens(summary) <= 200 + 40  # the paste folded, the cap held (+ the memory block)
+        assert count_message_tokens(summary) <= 200 + 40  # the paste folded, the cap held (+ its framing)
 
 
 def test_a_lite_path_in_milvus_uri_does_not_break_importing_pymilvus(tmp_path):
