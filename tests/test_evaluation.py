@@ -448,3 +448,13 @@ def test_a_turn_without_id_or_text_is_refused_naming_it(tmp_path, turn, message)
     path.write_text(json.dumps({**SMALL, "turns": turns}), encoding="utf-8")
     with pytest.raises(ValueError, match="every turn needs both"):  # refused on loading, not mid-replay
         load_long_conversation(path)
+
+
+def test_a_chat_export_typed_on_macos_is_loaded_as_nfc(tmp_path):
+    import unicodedata
+
+    export = tmp_path / "export.json"
+    text = unicodedata.normalize("NFD", "제 고향은 전주예요.")
+    export.write_text(json.dumps([{"role": "user", "content": text}], ensure_ascii=False), encoding="utf-8")
+    (message,) = load_exported_conversation(export)
+    assert message.text == "제 고향은 전주예요." and message.text != text

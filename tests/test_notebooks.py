@@ -104,6 +104,7 @@ print(json.dumps({
               "extra embedding calls": totals(records)["extra embeddings"]},
     "left": __import__("helpers.course.milvus", fromlist=["x"]).drop_collection("lesson06", uri=store.uri),
     "uri": store.uri,
+    "poison": [model.invoke(old_way).text, as_data.reply],
 }))
 """,
     "07_layered_memory": """
@@ -119,6 +120,8 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
                   "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "poison": [model.invoke(old_way).text, eve_records[-1].reply,
+                             [m.type for m in eve_records[-1].prompt]],
                   "selfchecks": _selfchecks}))
 """,
     "08_measuring_memory": """
@@ -253,14 +256,14 @@ def test_05_summarization():
     shown = run("05_summarization")
     assert shown["article"] == ["human", "ai", "ai"]  # the article: summary as a 2nd AI message, last
     assert "모르" in shown["article_reply"]  # the stand-in does not take its "own" reply as facts
-    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a marked system message
+    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a user message marked as data
     assert shown["crash_left"] == 0  # a crash between clear() and the re-add loses everything
     assert shown["split"] == [8, 2, 10]
     for fact in shown["first"].splitlines()[1:]:
         assert fact in shown["second"]
     assert "My name is Alice." in shown["second"]
     assert shown["unchanged"] is True
-    assert shown["after"] == ["system", "human", "ai"]
+    assert shown["after"] == ["human", "human", "ai"]  # the summary (a memory block), then the kept turn
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
     assert shown["embedder"] is False
@@ -283,7 +286,10 @@ def test_06_retrieval_milvus():
     assert "data engineer" in job["reply"]
     assert {session for session, _ in job["retrieved"]} == {"month"}
     assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
-    assert job["session"].startswith("Relevant memories (oldest first):")
+    assert job["session"].startswith('<memory source="retrieved">\nNotes from earlier conversations')
+    obeyed, as_data = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.')
     # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
     assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
     assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
@@ -310,7 +316,7 @@ def test_06_retrieval_milvus():
     assert set(second["users"]) <= {"bob"} and "Alice" not in second["reply"]
     assert "Madrid" not in second["reply"] and "Lisbon" not in second["reply"]
 
-    assert shown["korean"] == {"bytes": 5240, "chunks": 2, "whole": True}
+    assert shown["korean"] == {"bytes": 5240, "chunks": 5, "whole": True}  # parts of 1,200 bytes
     assert len(shown["explorer"]) == 3
     ours, library, our_scores, library_scores = shown["library"]
     assert ours == library
@@ -344,6 +350,9 @@ def test_07_layered_memory():
     assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
     explorer_budgets, lesson_budgets = shown["budgets"]
     assert explorer_budgets == lesson_budgets  # the explorer opens on the memory the check asks about
+    obeyed, as_data, types = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.') and types == ["system", "human", "human"]
 
 
 SAVED_08 = "data/evaluation/results_long_conversation.json"  # python -m helpers.course.measure --save

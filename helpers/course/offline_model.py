@@ -495,11 +495,11 @@ def _distinct(items: Sequence[Any], key: Any = lambda s: s.text) -> list[Any]:
 
 
 def answer_question(question: str, evidence: Sequence[Statement], max_quotes: int = 3,
-                    min_overlap: float = 0.5) -> str:
+                    min_overlap: float = 0.5, language: str | None = None) -> str:
     """Answer each question in ``question`` (``split_question``) by quoting its ``find_answers``
     ("You told me: ...", then "Earlier you said: ..." / "You also said: ..."), or "I don't know"
-    (said once). Hangul in ``question`` makes the reply Korean."""
-    text = KO_TEXT if detect_language(question) == "ko" else EN_TEXT
+    (said once). Hangul in ``question`` makes the reply Korean (``language``, if given, decides)."""
+    text = KO_TEXT if (language or detect_language(question)) == "ko" else EN_TEXT
     replies, quoted = [], set()
     for part in split_question(question):
         if tokenize(part):
@@ -534,6 +534,25 @@ def introduced_name(text: str) -> str | None:
     return None
 
 
+_MEMORY_BLOCK = re.compile(r"<memory\b[^>]*>.*?(?:</memory>|\Z)", re.S | re.I)
+_REPLY_LANGUAGE = re.compile(
+    r"\b(?:reply|respond|answer|speak|write|talk)\b[^.!?\n]{0,30}?\bin\s+(korean|english)\b"
+    r"|(한국어|영어)로만?\s*(?:답|대답|말|써)", re.I)
+
+
+def instructed_language(messages: Sequence[BaseMessage]) -> str | None:
+    """The answer language an instruction asks for ("reply only in Korean", "영어로만 답해"): ``"ko"``,
+    ``"en"`` or ``None``, the latest instruction winning. Read only from system messages and the user's
+    messages *outside* ``<memory ...>`` blocks: a memory is evidence, never an instruction (a minimal
+    rule until the stand-in's own reading of memory blocks lands)."""
+    found = None
+    for message in messages:
+        if _message_role(message) in ("system", "human"):
+            for match in _REPLY_LANGUAGE.finditer(_MEMORY_BLOCK.sub(" ", _message_text(message))):
+                found = "ko" if (match.group(1) or match.group(2)).lower() in ("korean", "한국어") else "en"
+    return found
+
+
 def respond(messages: Sequence[BaseMessage], max_summary_facts: int = 60, max_quotes: int = 3,
             min_overlap: float = 0.5) -> str:
     """The reply to ``messages`` (the last human message is the request): a summary, an answer or
@@ -552,10 +571,11 @@ def respond(messages: Sequence[BaseMessage], max_summary_facts: int = 60, max_qu
     quoted = any(role == "context" for role, _, _ in lines)
     own = [line for role, line, _ in lines if not quoted or role == "context"]
     asking = [line for line in own if any(is_question(s) for s in split_sentences(line))]
+    language = instructed_language(messages)
     if asking:  # the last line that asks something: "What's my name? And where do I live?"
-        return answer_question(asking[-1], evidence, max_quotes, min_overlap)
+        return answer_question(asking[-1], evidence, max_quotes, min_overlap, language)
     said = " ".join(line.removeprefix("Question:") for line in own if not line.endswith(":"))  # no headers
-    text = KO_TEXT if detect_language(said) == "ko" else EN_TEXT
+    text = KO_TEXT if (language or detect_language(said)) == "ko" else EN_TEXT
     name = introduced_name(said)
     return text["greet"].format(name) if name else text["ack"]
 
