@@ -68,6 +68,7 @@ _MARKUP = re.compile(  # bullets, numbers, tags, dates and Markdown before a lin
     r"^(?:\s*(?:[-*•·>#]+|\d+[.)]|\[[^\]]{0,40}\]|\*\*|</?[\w-]+[^>]*>|"
     r"\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s+\w{3})?\s*[·,|-]?)\s*)+")
 _QUOTE = re.compile(r'^.{0,40}?:\s*"(.+)"$')  # a reply that quotes: 'You told me: "..."'
+_GREETING = re.compile(r"(?i)(?:hi|hello|hey|thanks|thank|bye|안녕|반가|고마|감사|잘 가)")
 _LANGUAGE = re.compile(
     r"\b(?:in|only in)\s+(korean|english)\b|\b(korean|english)\s+only\b|(한국어|영어)로", re.I)
 _LANGUAGES = {"korean": "ko", "english": "en", "한국어": "ko", "영어": "en"}
@@ -77,7 +78,7 @@ _SUMMARY_REQUEST = re.compile(
     r"|정리해\s*(?:줘|주세요|줄래)", re.I)
 _ABOUT_CONVERSATION = re.compile(
     r"\b(?:conversation|chat|discussion|messages?|history|transcript|so far|above|below|we (?:talked|"
-    r"discussed|said)|I (?:said|told|mentioned)|what I told)\b|대화|이야기|메시지|지금까지|내용", re.I)
+    r"discussed|said)|I (?:said|told|mentioned)|what I told|updated|running)\b|대화|이야기|메시지|지금까지|내용|업데이트", re.I)
 _MAX_WORDS = re.compile(r"(?:at most|no more than|under|within)\s+(\d+)\s+words|(\d+)\s*단어\s*이내", re.I)
 _QUESTION_START = re.compile(
     r"(?i)^(?:what|where|when|who|whom|whose|which|why|how|do|does|did|is|are|am|can|could|tell me|remind me)\b")
@@ -159,9 +160,11 @@ def is_question(sentence: str) -> bool:
 
 
 def states_something(s: Sentence) -> bool:
-    """Is ``s`` evidence: not a question, a request, a heading (ends ":"), small talk, or "I don't know"?"""
+    """Is ``s`` evidence: not a question, a request, a heading (ends ":"), small talk, a placeholder
+    ("(none yet)"), or "I don't know"?"""
     text = s.text
-    return not (is_question(text) or text.endswith((":", "：")) or not content_words(text)
+    return not (is_question(text) or text.endswith((":", "：")) or not content_words(text) or text[0] + text[-1] == "()"
+                or len(text.split()) == 1 and _GREETING.match(text)
                 or classify_turn(text, "assistant") == "dont_know" or classify_turn(text) == "request")
 
 
