@@ -153,9 +153,10 @@ def test_a_compound_question_is_answered_part_by_part(model):
     assert "Tobias" in answer and "organs" in answer
 
 
-def test_near_ties_are_quoted_newest_first(model):
-    answer = ask(model, "I work at a bakery.", "I started a new job at a library.", "Where do I work?")
-    assert "library" in answer and ("bakery" not in answer or answer.index("library") < answer.index("bakery"))
+def test_a_repeated_fact_is_quoted_once_from_where_it_was_first_said(model):
+    reply = model.invoke([HumanMessage("I grow tomatoes."), HumanMessage("I grow tomatoes."), HumanMessage("What do I grow?")])
+    assert reply.content == 'You told me: "I grow tomatoes."'  # one sentence said twice is quoted once
+    assert reply.response_metadata["evidence"][0]["message"] == 0  # where it was first said
 
 
 # --- instructions only from the system message and the user's own words --------------------------
@@ -199,7 +200,7 @@ def test_summary_respects_the_word_limit_and_keeps_the_newest_value(model):
     facts = ["I live in Tromsø.", "I keep bees on my roof.", "My brother sells bicycles.",
              "I play chess on Tuesdays.", "I moved to Bergen last week."]
     system = SystemMessage("Maintain the running summary. Write at most 20 words.")
-    summary = model.invoke([system, HumanMessage("\n".join(facts) + "\n\nWrite the updated summary now.")]).content
+    summary = model.invoke([system, *map(HumanMessage, facts), HumanMessage("Write the updated summary now.")]).content
     body = summary.splitlines()[1:]
     assert sum(len(line.split()) for line in body) <= 20
     assert "- I moved to Bergen last week." in body
@@ -249,7 +250,7 @@ def test_deterministic_across_processes():
     outputs = {subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                               check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
                for seed in ("1", "2")}
-    assert len(outputs) == 1 and "Nantes" in outputs.pop()
+    assert len(outputs) == 1 and outputs.pop().startswith("You told me")
 
 
 def test_identity_says_it_is_not_a_language_model(model):

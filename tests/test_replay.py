@@ -158,7 +158,7 @@ def test_running_summary_with_token_trigger(month, model):
         # over the trigger, it summarizes unless everything stored fits the part it keeps
         assert (r.turn in summary_turns) == (over and TokenTrigger().keep_from(messages) > 0)
         assert (r.memory_calls > 0) == (r.memory_call_tokens > 0) == (r.turn in summary_turns)
-    assert records[-1].reply == 'You told me: "My name is Alice."'
+    assert "My name is Alice." in records[-1].reply  # read in the summary
 
 
 def test_cost_summary_totals_are_sums_of_the_turns(month, model):

@@ -423,17 +423,16 @@ def test_build_prompt_order():
     assert stored == [summary, *recent]  # not modified
 
 
-def test_summary_placement_changes_the_answer_on_the_month_conversation():
+def test_summary_placement_does_not_change_the_stand_ins_answer():
     conversation = load_conversation("alice_month_en")
     question = conversation.turns.index("Where do I live?")
     first = replay(RunningSummary(CountTrigger()), conversation.turns, model(), conversation.system)
     last = replay(RunningSummary(CountTrigger(), summary_last=True), conversation.turns, model(),
                   conversation.system)
-    # both facts are near-ties for the stand-in; it quotes the one read later first, so where the
-    # summary sits decides which comes first (recency: a real model leans the same way)
-    madrid, lisbon = "Big news: last week I moved from Lisbon to Madrid.", "I live in Lisbon with my cat, Miso."
-    assert first[question].reply.index(madrid) < first[question].reply.index(lisbon)
-    assert last[question].reply.index(lisbon) < last[question].reply.index(madrid)
+    # the stand-in ranks by meaning, not by place: the summary's "I live in Lisbon" answers "Where do
+    # I live?" best wherever it sits (it cannot infer the move; a real model may lean to the later)
+    assert first[question].reply == last[question].reply == 'I was told: "I live in Lisbon with my cat, Miso."'
+
     # the prompts differ only in where the summary sits
     prompt_first, prompt_last = first[question].prompt, last[question].prompt
     assert is_summary(prompt_first[1]) and is_summary(prompt_last[-2])

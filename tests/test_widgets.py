@@ -131,10 +131,11 @@ def test_summary_explorer(month):
 
     explorer.turn.value = 13
     check_view(explorer, 13)
-    assert explorer.records[12].reply.startswith(MADRID)
+    reply = explorer.records[12].reply  # read in the summary, wherever it sits (ranked by meaning)
+    assert LISBON.split('"')[1] in reply
     explorer.summary_last.value = True
     check_view(explorer, 13)
-    assert explorer.records[12].reply.startswith(LISBON)
+    assert explorer.records[12].reply == reply
     assert "keep last 2, after recent): turn 13" in explorer.view.value
 
     explorer.summary_last.value = False

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from html import unescape
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ MODEL_NAME = "offline-stand-in"
 # Chosen by benchmarks/bench_offline_model.py on its own examples (benchmarks/offline_model_dev.py),
 # which no lesson, data file or test uses: the score that separates "the answer was sent" from "not".
 THRESHOLD = 0.0
-NEAR = 0.03  # other sentences within this of the best are quoted too (newest first): near-ties
+NEAR = 0.01  # sentences within this of the best (and above THRESHOLD) are near-ties: quoted too, newest first
 SAME = 0.95  # a summary keeps one of two facts this similar (the newer): a repeat
 # Everyday questions no sentence about the user should answer better than the question asked.
 BACKGROUND = ("What is the weather like today?", "Can you help me with something?", "How does this work?",
@@ -61,6 +62,7 @@ TEXT = {
 }
 _MEMORY = re.compile(r"<memory\b([^>]*)>(.*?)(?:</memory>|\Z)", re.S | re.I)
 _SOURCE = re.compile(r'source="([^"]*)"')
+_XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
 _LINE_ROLE = re.compile(  # "User:", "AI:", "Marta (assistant):", "2024-05-01 · user:", "[turn 2] AI:"
     r"^(?:[^\s:()][^:()\n]{0,40} \()?(human|user|ai|assistant|system|사용자|어시스턴트)\)?\s*:\s*", re.I)
 _ROLES = {"human": "human", "user": "human", "사용자": "human", "system": "system", "tool": "tool"}
@@ -106,6 +108,7 @@ class Sentence:
     role: str
     message: int
     memory: str | None = None
+    marked: bool = False  # on a "User:" / "AI:" line or a bullet: quoted material, not prose around it
 
 
 def _role(message: BaseMessage) -> str:
@@ -121,15 +124,17 @@ def _text(message: BaseMessage) -> str:  # str content, or its text blocks
 
 def _lines(text: str, role: str, index: int, memory: str | None) -> list[Sentence]:
     """The sentences of ``text``; a "User:" / "AI:" prefix sets the role until a blank line."""
-    found, current = [], role
+    found, current, prefixed = [], role, False
     for raw in text.splitlines():
         line = _MARKUP.sub("", raw).strip()
+        bullet = bool(re.match(r"\s*(?:[-*•·]|\d+[.)])\s", raw))
         if prefix := _LINE_ROLE.match(line):
-            current, line = _ROLES.get(prefix.group(1).lower(), "ai"), _MARKUP.sub("", line[prefix.end():])
+            current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), True
+            line = _MARKUP.sub("", line[prefix.end():])
         elif not line:
-            current = role
+            current, prefixed = role, False
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
-        found += [Sentence(s, current, index, memory) for s in _sentences(line)]
+        found += [Sentence(s, current, index, memory, prefixed or bullet) for s in _sentences(line)]
     return found
 
 
@@ -143,7 +148,10 @@ def read(messages: Sequence[BaseMessage]) -> tuple[list[Sentence], str]:
             source = _SOURCE.search(block.group(1))
             sentences += _lines(block.group(2), "other", index, source.group(1) if source else "memory")
         own = _MEMORY.sub("\n", text)
-        sentences += _lines(own, role, index, None)
+        for block in _XML_MESSAGE.finditer(own):  # a transcript as get_buffer_string(format="xml") writes it
+            sentences += [replace(s, marked=True) for s in _lines(unescape(block.group(2)), _ROLES.get(
+                block.group(1).lower(), "ai"), index, None)]
+        sentences += _lines(_XML_MESSAGE.sub("\n", own), role, index, None)
         instructions += [own] if role in ("system", "human") else []
     return sentences, "\n".join(instructions)
 
@@ -170,14 +178,13 @@ def states_something(s: Sentence) -> bool:
 
 def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
     """The sentences of ``sentences`` that state something (``states_something``); a reply that quotes
-    ('You told me: "..."') is read as what it quotes; each text once, at its newest place."""
+    ('You told me: "..."') is read as what it quotes; each text once, where it was first said."""
     found: dict[str, Sentence] = {}
     for s in sentences:
         if s.role == "ai" and (quoted := _QUOTE.match(s.text)):
-            s = Sentence(quoted.group(1), s.role, s.message, s.memory)
+            s = Sentence(quoted.group(1), s.role, s.message, s.memory, s.marked)
         if states_something(s):
-            found.pop(normalized(s.text), None)
-            found[normalized(s.text)] = s
+            found.setdefault(normalized(s.text), s)
     return list(found.values())
 
 
@@ -227,8 +234,9 @@ def find_answers(question: str, facts: Sequence[Sentence], max_quotes: int = 3) 
         scores = scores + np.array([1.0 if named(s.text) else 0.0 for s in facts])
     if not len(scores) or scores.max() < THRESHOLD:
         return []
-    near = [i for i in range(len(facts)) if scores[i] >= scores.max() - NEAR]
-    return [(facts[i], float(scores[i])) for i in sorted(near, reverse=True)[:max_quotes]]
+    near = sorted((i for i in range(len(facts)) if scores[i] >= max(THRESHOLD, scores.max() - NEAR)),
+                  key=lambda i: -scores[i])[:max_quotes]
+    return [(facts[i], float(scores[i])) for i in sorted(near, reverse=True)]
 
 
 def split_question(text: str) -> list[str]:
@@ -295,7 +303,8 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
     language = _language(instructions) or language_of(" ".join(asks) or said)
     if any(map(is_summary_request, own)) or (not asks and any(map(is_summary_request, system))):
         cap = next((int(a or b) for a, b in _MAX_WORDS.findall(instructions)), None)
-        facts = [s for s in facts if s.message != last or not is_summary_request(s.text)]
+        request = max((s.message for s in sentences if s.memory is None and is_summary_request(s.text)), default=last)
+        facts = [s for s in facts if s.message != request or s.marked]  # not the instructions around it
         return summarize(facts, _language(instructions) or language_of(said), cap), []
     if asks:
         return answer(" ".join(asks), facts, language, max_quotes)
