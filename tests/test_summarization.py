@@ -431,7 +431,8 @@ def test_summary_placement_does_not_change_the_stand_ins_answer():
                   conversation.system)
     # the stand-in ranks by meaning, not by place: the summary's "I live in Lisbon" answers "Where do
     # I live?" best wherever it sits (it cannot infer the move; a real model may lean to the later)
-    assert first[question].reply == last[question].reply == 'I was told: "I live in Lisbon with my cat, Miso."'
+    lisbon = 'I was told: "I live in Lisbon with my cat, Miso."'
+    assert first[question].reply == last[question].reply == lisbon
 
     # the prompts differ only in where the summary sits
     prompt_first, prompt_last = first[question].prompt, last[question].prompt
@@ -544,7 +545,8 @@ def test_summarize_step_caps_the_summary():
     step = summarize_step(model(), stored, CountTrigger(6, 2), max_summary_tokens=30)
     assert full.capped is False and count_text_tokens(full.summary) > 30
     # the model keeps to the word limit it was asked for, so the helper's cap has nothing to cut
-    assert count_text_tokens(step.summary) <= 30 and len(step.summary.splitlines()) < len(full.summary.splitlines())
+    assert count_text_tokens(step.summary) <= 30
+    assert len(step.summary.splitlines()) < len(full.summary.splitlines())
     assert step.summary.splitlines()[0] == "Facts from the conversation:"
     assert step.summary.splitlines()[-1] == "- I bought a red bicycle."  # the newest folded fact
     assert "My name is Alice." not in step.summary

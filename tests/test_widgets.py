@@ -7,7 +7,7 @@ import html
 import re
 
 from langchain_core.messages import SystemMessage
-from test_replay import LISBON, MADRID, UNKNOWN, run  # shared replies and replay helper
+from test_replay import LISBON, UNKNOWN, run  # shared replies and replay helper
 
 from helpers.course.data import load_conversation
 from helpers.course.offline_model import OfflineChatModel

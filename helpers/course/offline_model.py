@@ -18,8 +18,8 @@ Model card
   and, over its word limit, drops first the fact most like a newer one (an old value, a repeat).
 - **What it cannot do:** reason. It does not combine two facts, count, compare, resolve "last
   Tuesday", or answer a question whose answer is not one sentence it was sent. It never invents.
-- **A real model:** put ``CHAT_MODEL`` (and a key or ``CHAT_BASE_URL``) in ``.env``
-  (docs/instructor_guide.md, "Run it on a real model"); the lessons run unchanged."""
+- **A real model:** set ``OPENAI_API_KEY``, ``CHAT_MODEL`` and, for a local server such as Ollama,
+  ``OPENAI_BASE_URL`` in ``.env`` (docs/instructor_guide.md, "Run it on a real model")."""
 
 from __future__ import annotations
 
@@ -47,55 +47,94 @@ THRESHOLD = 0.0
 NEAR = 0.01  # sentences within this of the best (and above THRESHOLD) are near-ties: quoted too, newest first
 SAME = 0.95  # a summary keeps one of two facts this similar (the newer): a repeat
 # Everyday questions no sentence about the user should answer better than the question asked.
-BACKGROUND = ("What is the weather like today?", "Can you help me with something?", "How does this work?",
-              "What time is it?", "오늘 날씨 어때요?", "이거 어떻게 해요?", "뭐 좀 물어봐도 돼요?", "지금 몇 시예요?")
+BACKGROUND = (
+    "What is the weather like today?",
+    "Can you help me with something?",
+    "How does this work?",
+    "What time is it?",
+    "오늘 날씨 어때요?",
+    "이거 어떻게 해요?",
+    "뭐 좀 물어봐도 돼요?",
+    "지금 몇 시예요?",
+)
 
 TEXT = {
-    "en": {"human": 'You told me: "{}"', "ai": 'I said earlier: "{}"', "other": 'I was told: "{}"',
-           "unknown": "I don't know: nothing in the messages I was sent says that.", "ack": "Got it.",
-           "greet": "Nice to meet you, {}!", "heading": "Facts from the conversation:",
-           "none": "No facts stated yet."},
-    "ko": {"human": '전에 이렇게 말씀하셨어요: "{}"', "ai": '제가 전에 이렇게 말했어요: "{}"',
-           "other": '이렇게 들었어요: "{}"', "unknown": "모르겠어요. 제가 받은 메시지에는 그 정보가 없어요.",
-           "ack": "알겠어요.", "greet": "반가워요, {} 님!", "heading": "대화에서 나온 사실:",
-           "none": "아직 말한 사실이 없어요."},
+    "en": {
+        "human": 'You told me: "{}"',
+        "ai": 'I said earlier: "{}"',
+        "other": 'I was told: "{}"',
+        "unknown": "I don't know: nothing in the messages I was sent says that.",
+        "ack": "Got it.",
+        "greet": "Nice to meet you, {}!",
+        "heading": "Facts from the conversation:",
+        "none": "No facts stated yet.",
+    },
+    "ko": {
+        "human": '전에 이렇게 말씀하셨어요: "{}"',
+        "ai": '제가 전에 이렇게 말했어요: "{}"',
+        "other": '이렇게 들었어요: "{}"',
+        "unknown": "모르겠어요. 제가 받은 메시지에는 그 정보가 없어요.",
+        "ack": "알겠어요.",
+        "greet": "반가워요, {} 님!",
+        "heading": "대화에서 나온 사실:",
+        "none": "아직 말한 사실이 없어요.",
+    },
 }
 _MEMORY = re.compile(r"<memory\b([^>]*)>(.*?)(?:</memory>|\Z)", re.S | re.I)
 _SOURCE = re.compile(r'source="([^"]*)"')
 _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
 _LINE_ROLE = re.compile(  # "User:", "AI:", "Marta (assistant):", "2024-05-01 · user:", "[turn 2] AI:"
-    r"^(?:[^\s:()][^:()\n]{0,40} \()?(human|user|ai|assistant|system|사용자|어시스턴트)\)?\s*:\s*", re.I)
+    r"^(?:[^\s:()][^:()\n]{0,40} \()?(human|user|ai|assistant|system|사용자|어시스턴트)\)?\s*:\s*", re.I
+)
 _ROLES = {"human": "human", "user": "human", "사용자": "human", "system": "system", "tool": "tool"}
 _MARKUP = re.compile(  # bullets, numbers, tags, dates and Markdown before a line's text
     r"^(?:\s*(?:[-*•·>#]+|\d+[.)]|\[[^\]]{0,40}\]|\*\*|</?[\w-]+[^>]*>|"
-    r"\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s+\w{3})?\s*[·,|-]?)\s*)+")
+    r"\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s+\w{3})?\s*[·,|-]?)\s*)+"
+)
 _QUOTE = re.compile(r'^.{0,40}?:\s*"(.+)"$')  # a reply that quotes: 'You told me: "..."'
 _GREETING = re.compile(r"(?i)(?:hi|hello|hey|thanks|thank|bye|안녕|반가|고마|감사|잘 가)")
 _LANGUAGE = re.compile(
-    r"\b(?:in|only in)\s+(korean|english)\b|\b(korean|english)\s+only\b|(한국어|영어)로", re.I)
+    r"\b(?:in|only in)\s+(korean|english)\b|\b(korean|english)\s+only\b|(한국어|영어)로", re.I
+)
 _LANGUAGES = {"korean": "ko", "english": "en", "한국어": "ko", "영어": "en"}
 _SUMMARY_REQUEST = re.compile(
     r"\bsummari[sz](?:e|ing)\b|\bsum up\b|\brecap\b|\b(?:write|give|make|create|produce|update|extend"
     r"|provide|return|prepare|generate|maintain)\b[^.?!\n]{0,40}\bsummary\b|요약\s*(?:해|하|을|좀|부탁|합니다)"
-    r"|정리해\s*(?:줘|주세요|줄래)", re.I)
+    r"|정리해\s*(?:줘|주세요|줄래)",
+    re.I,
+)
 _ABOUT_CONVERSATION = re.compile(
     r"\b(?:conversation|chat|discussion|messages?|history|transcript|so far|above|below|we (?:talked|"
-    r"discussed|said)|I (?:said|told|mentioned)|what I told|updated|running)\b|대화|이야기|메시지|지금까지|내용|업데이트", re.I)
+    r"discussed|said)|I (?:said|told|mentioned)|what I told|updated|running)\b"
+    r"|대화|이야기|메시지|지금까지|내용|업데이트",
+    re.I,
+)
 _MAX_WORDS = re.compile(r"(?:at most|no more than|under|within)\s+(\d+)\s+words|(\d+)\s*단어\s*이내", re.I)
 _QUESTION_START = re.compile(
-    r"(?i)^(?:what|where|when|who|whom|whose|which|why|how|do|does|did|is|are|am|can|could|tell me|remind me)\b")
-_KO_QUESTION = re.compile(r"(?:뭐|무엇|어디|언제|누구|누가|몇|어떻게|어떤|어느|무슨|왜|뭘)|(?:까|나요|죠|냐)[.!]?$")
+    r"(?i)^(?:what|where|when|who|whom|whose|which|why|how|do|does|did|is|are|am|can|could"
+    r"|tell me|remind me)\b"
+)
+_KO_QUESTION = re.compile(
+    r"(?:뭐|무엇|어디|언제|누구|누가|몇|어떻게|어떤|어느|무슨|왜|뭘)|(?:까|나요|죠|냐)[.!]?$"
+)
 _KO_ASK = re.compile(r"(?:알려|말해)\s*(?:줘|주세요|줄래)")
-_AND = re.compile(r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)|\s+그리고\s+")
-_NAME_QUESTION = re.compile(r"(?i)\b(?:my name|who am i|what am i called)\b|(?:제|내|저의)\s*이름|(?:제가|내가|저는)\s*누구")
+_AND = re.compile(
+    r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)|\s+그리고\s+"
+)
+_NAME_QUESTION = re.compile(
+    r"(?i)\b(?:my name|who am i|what am i called)\b|(?:제|내|저의)\s*이름|(?:제가|내가|저는)\s*누구"
+)
 _NAMED = [  # a sentence that introduces or greets a name; the name is group 1
     re.compile(r"\b(?i:my name is|my name's|call me|i go by)\s+([A-Za-z][\w'-]*)"),
     re.compile(r"\b(?:I'm|I am|I’m)\s+([A-Z][a-z][\w'-]*)(?<!ese)(?<!ish)(?<!ian)(?<!can)(?=[\s,.!]|$)"),
     re.compile(r"\b(?i:nice to meet you|welcome back|good to see you|hi|hello|hey),?\s+([A-Z][\w'-]+)"),
     re.compile(r"이름은\s*([가-힣A-Za-z]{1,5}?)(?:이에요|예요|입니다|이야|야|이고|이|고)?(?=[\s.,!?]|$)"),
-    re.compile(r"(?:저는|나는|전)\s+([가-힣]{2,4}?)(?<![사생원자가])(?:입니다|이에요|예요|이야)(?=[\s.!?]|$)"),
+    re.compile(
+        r"(?:저는|나는|전)\s+([가-힣]{2,4}?)(?<![사생원자가])(?:입니다|이에요|예요|이야)(?=[\s.!?]|$)"
+    ),
     re.compile(r"([가-힣]{2,4}?)(?:이)?라고\s*(?:합니다|해요|불러)"),
-    re.compile(r"(?:^|[\s,])([가-힣]{2,4})\s*님(?![가-힣])")]
+    re.compile(r"(?:^|[\s,])([가-힣]{2,4})\s*님(?![가-힣])"),
+]
 
 
 @dataclass(frozen=True)
@@ -118,8 +157,11 @@ def _role(message: BaseMessage) -> str:
 def _text(message: BaseMessage) -> str:  # str content, or its text blocks
     if isinstance(message.content, str):
         return message.content
-    return "\n".join(b if isinstance(b, str) else str(b.get("text", "")) for b in message.content
-                     if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+    return "\n".join(
+        b if isinstance(b, str) else str(b.get("text", ""))
+        for b in message.content
+        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+    )
 
 
 def _lines(text: str, role: str, index: int, memory: str | None) -> list[Sentence]:
@@ -130,7 +172,7 @@ def _lines(text: str, role: str, index: int, memory: str | None) -> list[Sentenc
         bullet = bool(re.match(r"\s*(?:[-*•·]|\d+[.)])\s", raw))
         if prefix := _LINE_ROLE.match(line):
             current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), True
-            line = _MARKUP.sub("", line[prefix.end():])
+            line = _MARKUP.sub("", line[prefix.end() :])
         elif not line:
             current, prefixed = role, False
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
@@ -149,8 +191,12 @@ def read(messages: Sequence[BaseMessage]) -> tuple[list[Sentence], str]:
             sentences += _lines(block.group(2), "other", index, source.group(1) if source else "memory")
         own = _MEMORY.sub("\n", text)
         for block in _XML_MESSAGE.finditer(own):  # a transcript as get_buffer_string(format="xml") writes it
-            sentences += [replace(s, marked=True) for s in _lines(unescape(block.group(2)), _ROLES.get(
-                block.group(1).lower(), "ai"), index, None)]
+            sentences += [
+                replace(s, marked=True)
+                for s in _lines(
+                    unescape(block.group(2)), _ROLES.get(block.group(1).lower(), "ai"), index, None
+                )
+            ]
         sentences += _lines(_XML_MESSAGE.sub("\n", own), role, index, None)
         instructions += [own] if role in ("system", "human") else []
     return sentences, "\n".join(instructions)
@@ -163,7 +209,11 @@ def is_question(sentence: str) -> bool:
     if text.endswith(("?", "？")):
         return True
     if language_of(text) == "ko":
-        return bool(_KO_ASK.search(text)) or bool(_KO_QUESTION.search(text)) and not text.endswith(("다.", "요.", "!"))
+        return (
+            bool(_KO_ASK.search(text))
+            or bool(_KO_QUESTION.search(text))
+            and not text.endswith(("다.", "요.", "!"))
+        )
     return bool(_QUESTION_START.match(text)) and not text.endswith((".", "!"))
 
 
@@ -171,9 +221,16 @@ def states_something(s: Sentence) -> bool:
     """Is ``s`` evidence: not a question, a request, a heading (ends ":"), small talk, a placeholder
     ("(none yet)"), or "I don't know"?"""
     text = s.text
-    return not (is_question(text) or text.endswith((":", "：")) or not content_words(text) or text[0] + text[-1] == "()"
-                or len(text.split()) == 1 and _GREETING.match(text)
-                or classify_turn(text, "assistant") == "dont_know" or classify_turn(text) == "request")
+    return not (
+        is_question(text)
+        or text.endswith((":", "："))
+        or not content_words(text)
+        or text[0] + text[-1] == "()"
+        or len(text.split()) == 1
+        and _GREETING.match(text)
+        or classify_turn(text, "assistant") == "dont_know"
+        or classify_turn(text) == "request"
+    )
 
 
 def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
@@ -225,7 +282,9 @@ def named(text: str) -> str | None:
     return next((m.group(1) for m in (p.search(text) for p in _NAMED) if m), None)
 
 
-def find_answers(question: str, facts: Sequence[Sentence], max_quotes: int = 3) -> list[tuple[Sentence, float]]:
+def find_answers(
+    question: str, facts: Sequence[Sentence], max_quotes: int = 3
+) -> list[tuple[Sentence, float]]:
     """(sentence, score) quoting ``question``: the best by ``relevance`` if it reaches ``THRESHOLD``,
     with those within ``NEAR`` of it, newest first, at most ``max_quotes``; a question about the
     user's name takes the newest sentence that ``named`` a name first."""
@@ -234,8 +293,10 @@ def find_answers(question: str, facts: Sequence[Sentence], max_quotes: int = 3) 
         scores = scores + np.array([1.0 if named(s.text) else 0.0 for s in facts])
     if not len(scores) or scores.max() < THRESHOLD:
         return []
-    near = sorted((i for i in range(len(facts)) if scores[i] >= max(THRESHOLD, scores.max() - NEAR)),
-                  key=lambda i: -scores[i])[:max_quotes]
+    near = sorted(
+        (i for i in range(len(facts)) if scores[i] >= max(THRESHOLD, scores.max() - NEAR)),
+        key=lambda i: -scores[i],
+    )[:max_quotes]
     return [(facts[i], float(scores[i])) for i in sorted(near, reverse=True)]
 
 
@@ -245,17 +306,26 @@ def split_question(text: str) -> list[str]:
     return [p for p in parts if is_question(p)] or [text]
 
 
-def answer(question: str, facts: Sequence[Sentence], language: str,
-           max_quotes: int = 3) -> tuple[str, list[dict]]:
+def answer(
+    question: str, facts: Sequence[Sentence], language: str, max_quotes: int = 3
+) -> tuple[str, list[dict]]:
     """The reply to ``question`` from ``facts`` in ``language`` ("en"/"ko") and where each quote
     was read (``message``, ``role``, ``memory``, ``text``, ``score``)."""
     text, replies, used = TEXT[language], [], []
     for part in split_question(question):
-        found = [(s, v) for s, v in find_answers(part, facts, max_quotes) if s.text not in {u["text"] for u in used}]
-        replies.append(" ".join(text[s.role if s.role in ("human", "ai") else "other"].format(s.text)
-                                for s, _ in found) or text["unknown"])
-        used += [{"message": s.message, "role": s.role, "memory": s.memory, "text": s.text,
-                  "score": round(v, 3)} for s, v in found]
+        found = [
+            (s, v)
+            for s, v in find_answers(part, facts, max_quotes)
+            if s.text not in {u["text"] for u in used}
+        ]
+        replies.append(
+            " ".join(text[s.role if s.role in ("human", "ai") else "other"].format(s.text) for s, _ in found)
+            or text["unknown"]
+        )
+        used += [
+            {"message": s.message, "role": s.role, "memory": s.memory, "text": s.text, "score": round(v, 3)}
+            for s, v in found
+        ]
     return " ".join(dict.fromkeys(replies)), used
 
 
@@ -268,7 +338,9 @@ def summarize(facts: Sequence[Sentence], language: str, max_words: int | None = 
     lines = [("assistant: " if s.role == "ai" else "") + s.text for s in kept]
     similar = np.triu(_passages([s.text for s in kept]) @ _passages([s.text for s in kept]).T, 1)
     drop = set(np.where(similar.max(axis=1, initial=0) >= SAME)[0])
-    order = sorted((i for i in range(len(kept)) if i not in drop), key=lambda i: (-similar[i].max(initial=0), i))
+    order = sorted(
+        (i for i in range(len(kept)) if i not in drop), key=lambda i: (-similar[i].max(initial=0), i)
+    )
     while max_words and order and sum(len(lines[i].split()) for i in order) > max_words:
         drop.add(order.pop(0))
     text = TEXT[language]
@@ -286,7 +358,8 @@ def is_summary_request(text: str) -> bool:
     """Does ``text`` ask for a summary of this conversation ("Summarize our chat", "대화를 요약해 줘",
     or bare: "Summarize, please")? One merely provided ("Summary:") or of something else is not."""
     return bool(_SUMMARY_REQUEST.search(text)) and (
-        bool(_ABOUT_CONVERSATION.search(text)) or len(content_words(_SUMMARY_REQUEST.sub(" ", text))) <= 1)
+        bool(_ABOUT_CONVERSATION.search(text)) or len(content_words(_SUMMARY_REQUEST.sub(" ", text))) <= 1
+    )
 
 
 def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, list[dict]]:
@@ -294,8 +367,11 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
     a summary, an answer, a greeting or "Got it.", from ``messages`` only."""
     sentences, instructions = read(messages)
     last = next((i for i in range(len(messages) - 1, -1, -1) if _role(messages[i]) == "human"), -1)
-    own = [s.text.removeprefix("Question:").strip() for s in sentences
-           if s.message == last and s.memory is None and s.role == "human"]
+    own = [
+        s.text.removeprefix("Question:").strip()
+        for s in sentences
+        if s.message == last and s.memory is None and s.role == "human"
+    ]
     asks = [s for s in own if is_question(s)]
     system = [s.text for s in sentences if s.role == "system" and s.memory is None]
     facts = evidence(sentences)
@@ -303,7 +379,9 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
     language = _language(instructions) or language_of(" ".join(asks) or said)
     if any(map(is_summary_request, own)) or (not asks and any(map(is_summary_request, system))):
         cap = next((int(a or b) for a, b in _MAX_WORDS.findall(instructions)), None)
-        request = max((s.message for s in sentences if s.memory is None and is_summary_request(s.text)), default=last)
+        request = max(
+            (s.message for s in sentences if s.memory is None and is_summary_request(s.text)), default=last
+        )
         facts = [s for s in facts if s.message != request or s.marked]  # not the instructions around it
         return summarize(facts, _language(instructions) or language_of(said), cap), []
     if asks:
@@ -337,13 +415,21 @@ class OfflineChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": MODEL_NAME, "max_quotes": self.max_quotes, "threshold": THRESHOLD}
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         text, used = respond(messages, self.max_quotes)
         for marker in stop or []:
             text = text.split(marker)[0] if marker else text
-        message = AIMessage(content=text, usage_metadata=provider_usage(messages, text),
-                            response_metadata={"model_name": MODEL_NAME, "evidence": used})
+        message = AIMessage(
+            content=text,
+            usage_metadata=provider_usage(messages, text),
+            response_metadata={"model_name": MODEL_NAME, "evidence": used},
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> OfflineChatModel:
