@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from html import unescape
 from typing import Any
@@ -151,7 +151,8 @@ class Sentence:
 
 
 def _role(message: BaseMessage) -> str:
-    return _ROLES.get(str(getattr(message, "role", None) or message.type).lower(), "ai")  # ChatMessage.role
+    kind = str(message.role) if message.type == "chat" else message.type  # ChatMessage has a role
+    return _ROLES.get(kind.lower(), "ai")
 
 
 def _text(message: BaseMessage) -> str:  # str content, or its text blocks
@@ -164,9 +165,10 @@ def _text(message: BaseMessage) -> str:  # str content, or its text blocks
     )
 
 
-def _lines(text: str, role: str, index: int, memory: str | None) -> list[Sentence]:
-    """The sentences of ``text``; a "User:" / "AI:" prefix sets the role until a blank line."""
-    found, current, prefixed = [], role, False
+def _lines(text: str, role: str, memory: str | None, marked: bool = False) -> list[tuple]:
+    """(text, role, memory, marked) of each sentence of ``text``; a "User:" / "AI:" prefix sets the
+    role until a blank line."""
+    found, current, prefixed = [], role, marked
     for raw in text.splitlines():
         line = _MARKUP.sub("", raw).strip()
         bullet = bool(re.match(r"\s*(?:[-*•·]|\d+[.)])\s", raw))
@@ -174,10 +176,23 @@ def _lines(text: str, role: str, index: int, memory: str | None) -> list[Sentenc
             current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), True
             line = _MARKUP.sub("", line[prefix.end() :])
         elif not line:
-            current, prefixed = role, False
+            current, prefixed = role, marked
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
-        found += [Sentence(s, current, index, memory, prefixed or bullet) for s in _sentences(line)]
+        found += [(s, current, memory, prefixed or bullet) for s in _sentences(line)]
     return found
+
+
+@lru_cache(maxsize=65536)
+def _parse(role: str, text: str) -> tuple[tuple, ...]:
+    """(text, role, memory, marked) of each sentence of one message (cached: a history is re-sent)."""
+    found = []
+    for block in _MEMORY.finditer(text):
+        source = _SOURCE.search(block.group(1))
+        found += _lines(block.group(2), "other", source.group(1) if source else "memory")
+    own = _MEMORY.sub("\n", text)
+    for block in _XML_MESSAGE.finditer(own):  # a transcript as get_buffer_string(format="xml") writes it
+        found += _lines(unescape(block.group(2)), _ROLES.get(block.group(1).lower(), "ai"), None, True)
+    return tuple(found + _lines(_XML_MESSAGE.sub("\n", own), role, None))
 
 
 def read(messages: Sequence[BaseMessage]) -> tuple[list[Sentence], str]:
@@ -186,19 +201,8 @@ def read(messages: Sequence[BaseMessage]) -> tuple[list[Sentence], str]:
     sentences, instructions = [], []
     for index, message in enumerate(messages):
         role, text = _role(message), _text(message)
-        for block in _MEMORY.finditer(text):
-            source = _SOURCE.search(block.group(1))
-            sentences += _lines(block.group(2), "other", index, source.group(1) if source else "memory")
-        own = _MEMORY.sub("\n", text)
-        for block in _XML_MESSAGE.finditer(own):  # a transcript as get_buffer_string(format="xml") writes it
-            sentences += [
-                replace(s, marked=True)
-                for s in _lines(
-                    unescape(block.group(2)), _ROLES.get(block.group(1).lower(), "ai"), index, None
-                )
-            ]
-        sentences += _lines(_XML_MESSAGE.sub("\n", own), role, index, None)
-        instructions += [own] if role in ("system", "human") else []
+        sentences += [Sentence(t, r, index, m, k) for t, r, m, k in _parse(role, text)]
+        instructions += [_MEMORY.sub("\n", text)] if role in ("system", "human") else []
     return sentences, "\n".join(instructions)
 
 
@@ -217,10 +221,10 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_START.match(text)) and not text.endswith((".", "!"))
 
 
-def states_something(s: Sentence) -> bool:
-    """Is ``s`` evidence: not a question, a request, a heading (ends ":"), small talk, a placeholder
+@lru_cache(maxsize=65536)
+def states_something(text: str) -> bool:
+    """Is ``text`` evidence: not a question, a request, a heading (ends ":"), small talk, a placeholder
     ("(none yet)"), or "I don't know"?"""
-    text = s.text
     return not (
         is_question(text)
         or text.endswith((":", "："))
@@ -240,7 +244,7 @@ def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
     for s in sentences:
         if s.role == "ai" and (quoted := _QUOTE.match(s.text)):
             s = Sentence(quoted.group(1), s.role, s.message, s.memory, s.marked)
-        if states_something(s):
+        if states_something(s.text):
             found.setdefault(normalized(s.text), s)
     return list(found.values())
 
@@ -354,6 +358,7 @@ def _language(instructions: str) -> str | None:
     return _LANGUAGES[found[-1].lower()] if found else None
 
 
+@lru_cache(maxsize=65536)
 def is_summary_request(text: str) -> bool:
     """Does ``text`` ask for a summary of this conversation ("Summarize our chat", "대화를 요약해 줘",
     or bare: "Summarize, please")? One merely provided ("Summary:") or of something else is not."""
@@ -390,13 +395,17 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
     return (TEXT[language]["greet"].format(name) if name else TEXT[language]["ack"]), []
 
 
+@lru_cache(maxsize=65536)
+def _framed_tokens(role: str, text: str) -> int:
+    return len(get_encoding().encode(f"{role}\n{text}")) + 4
+
+
 def provider_usage(messages: Sequence[BaseMessage], reply: str) -> dict[str, int]:
     """Token usage as a provider reports it, by its own chat template: each message's role and
     content with 4 tokens of framing, plus 2 to open the reply (``helpers.tokens.count_tokens`` is
     the course's estimate from OpenAI's rule, 3 per message plus 3: the two differ, as they do between
     an estimate and a bill)."""
-    encoding = get_encoding()
-    n_in = sum(len(encoding.encode(f"{_role(m)}\n{_text(m)}")) + 4 for m in messages) + 2
+    n_in = sum(_framed_tokens(_role(m), _text(m)) for m in messages) + 2
     n_out = count_text_tokens(reply) + 1  # the end-of-turn token
     return {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out}
 
