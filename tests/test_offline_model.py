@@ -341,3 +341,12 @@ def test_works_inside_create_agent_with_summarization_middleware(model):
         agent.invoke({"messages": [HumanMessage(turn)]}, config)
     result = agent.invoke({"messages": [HumanMessage("What is my name?")]}, config)
     assert "Marisol" in result["messages"][-1].content
+
+
+def test_render_messages_shows_where_the_answer_was_read(model):
+    from helpers.course.display import render_messages
+
+    messages = [HumanMessage("I keep snails."), AIMessage("Okay."), HumanMessage("What pets do I keep?")]
+    view = render_messages(messages, reply=model.invoke(messages))
+    assert repr(view).splitlines()[-1] == "answer read in message 0 (user)"
+    assert "answer read in message 0 (user)" in view._repr_html_()
