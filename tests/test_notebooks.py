@@ -181,7 +181,6 @@ def test_01_stateless_model_forgets_the_name():
     assert "모르" in shown["second"]  # "I don't know"
     assert "민수" in shown["with_history"]
     assert_self_checked(shown, ["01.second_call"])
-    assert shown["embedder"] is False  # this lesson never loads the embedding engine
 
 
 @pytest.mark.notebook
@@ -194,11 +193,12 @@ def test_02_in_memory_history_remembers_and_grows():
     sent = [r["tokens sent (count_tokens)"] for r in records]
     assert all(b > a for a, b in pairwise(sent)), sent
     assert [r["messages sent"] for r in records] == [2 + 2 * i for i in range(len(records))]
-    assert all(r["tokens sent (count_tokens)"] == r["input tokens (reported)"] for r in records)
+    # the provider's count (its own chat template) is near the course's estimate, not equal to it
+    gaps = [abs(r["tokens sent (count_tokens)"] - r["input tokens (reported)"]) for r in records]
+    assert all(0 < gap <= 2 * r["messages sent"] + 3 for gap, r in zip(gaps, records, strict=True))
     assert "민수" in shown["old_way"] and "민수" in shown["new_way"]  # the article's loop; LangGraph
     assert "민수" not in shown["other_thread"]
     assert_self_checked(shown, ["02.messages_sent"])
-    assert shown["embedder"] is False
 
 
 @pytest.mark.notebook
@@ -211,7 +211,6 @@ def test_03_file_history_survives_and_fixes_the_pitfalls():
     assert shown["escaped"] is True
     assert "민수" in shown["answer"]
     assert shown["damaged_unchanged"] is True
-    assert shown["embedder"] is False
     assert_self_checked(shown, ["03.escapes"])
 
 
@@ -228,7 +227,6 @@ def test_04_truncation_windows():
     assert "Alice" in replies["full history"]
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
-    assert shown["embedder"] is False
     assert_self_checked(shown, ["04.slice_first", "04.trim_drops"])
 
 
@@ -247,7 +245,6 @@ def test_05_summarization():
     assert shown["after"] == ["system", "human", "ai"]
     assert shown["korean"].startswith("사용자가 말한 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
-    assert shown["embedder"] is False
     assert_self_checked(shown, ["05.stored_roles", "05.left_after_crash"])
 
 
