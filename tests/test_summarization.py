@@ -423,16 +423,18 @@ def test_build_prompt_order():
     assert stored == [summary, *recent]  # not modified
 
 
-def test_summary_placement_does_not_change_the_stand_ins_answer():
+def test_summary_placement_changes_which_near_tie_comes_first():
     conversation = load_conversation("alice_month_en")
     question = conversation.turns.index("Where do I live?")
     first = replay(RunningSummary(CountTrigger()), conversation.turns, model(), conversation.system)
     last = replay(RunningSummary(CountTrigger(), summary_last=True), conversation.turns, model(),
                   conversation.system)
-    # the stand-in ranks by meaning, not by place: the summary's "I live in Lisbon" answers "Where do
-    # I live?" best wherever it sits (it cannot infer the move; a real model may lean to the later)
-    lisbon = 'I was told: "I live in Lisbon with my cat, Miso."'
-    assert first[question].reply == last[question].reply == lisbon
+    # both sentences answer "Where do I live?" about as well; of near-ties the stand-in quotes the one
+    # it read later first (real models lean to the later too): the article's placement puts the old
+    # facts of the summary after the newer messages
+    madrid, lisbon = "last week I moved from Lisbon to Madrid.", "I live in Lisbon with my cat, Miso."
+    assert first[question].reply.index(madrid) < first[question].reply.index(lisbon)
+    assert last[question].reply.index(lisbon) < last[question].reply.index(madrid)
 
     # the prompts differ only in where the summary sits
     prompt_first, prompt_last = first[question].prompt, last[question].prompt

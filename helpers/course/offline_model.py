@@ -92,6 +92,7 @@ _MARKUP = re.compile(  # bullets, numbers, tags, dates and Markdown before a lin
     r"\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s+\w{3})?\s*[·,|-]?)\s*)+"
 )
 _QUOTE = re.compile(r'^.{0,40}?:\s*"(.+)"$')  # a reply that quotes: 'You told me: "..."'
+_LEAD = re.compile(r"(?<=:)\s+(?![\"“'])")  # "Big news: I moved": a lead-in ends at its colon
 _GREETING = re.compile(r"(?i)(?:hi|hello|hey|thanks|thank|bye|안녕|반가|고마|감사|잘 가)")
 _LANGUAGE = re.compile(
     r"\b(?:in|only in)\s+(korean|english)\b|\b(korean|english)\s+only\b|(한국어|영어)로", re.I
@@ -178,7 +179,8 @@ def _lines(text: str, role: str, memory: str | None, marked: bool = False) -> li
         elif not line:
             current, prefixed = role, marked
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
-        found += [(s, current, memory, prefixed or bullet) for s in _sentences(line)]
+        pieces = [p for sentence in _sentences(line) for p in _LEAD.split(sentence) if p.strip()]
+        found += [(p.strip(), current, memory, prefixed or bullet) for p in pieces]
     return found
 
 
