@@ -129,7 +129,8 @@ _NAMED = [  # a sentence that introduces or greets a name; the name is group 1
     re.compile(r"\b(?i:my name is|my name's|call me|i go by)\s+([A-Za-z][\w'-]*)"),
     re.compile(r"\b(?:I'm|I am|I’m)\s+([A-Z][a-z][\w'-]*)(?<!ese)(?<!ish)(?<!ian)(?<!can)(?=[\s,.!]|$)"),
     re.compile(r"\b(?i:nice to meet you|welcome back|good to see you|hi|hello|hey),?\s+([A-Z][\w'-]+)"),
-    re.compile(r"이름은\s*([가-힣A-Za-z]{1,5}?)(?:이에요|예요|입니다|이야|야|이고|이|고)?(?=[\s.,!?]|$)"),
+    re.compile(r"(?:^|[\s,.!])(?:제|내|저의|나의)\s*이름은\s*([가-힣A-Za-z]{1,5}?)"
+               r"(?:이에요|예요|입니다|이야|야|이고|이|고)?(?=[\s.,!?]|$)"),
     re.compile(
         r"(?:저는|나는|전)\s+([가-힣]{2,4}?)(?<![사생원자가])(?:입니다|이에요|예요|이야)(?=[\s.!?]|$)"
     ),
@@ -148,7 +149,7 @@ class Sentence:
     role: str
     message: int
     memory: str | None = None
-    marked: bool = False  # on a "User:" / "AI:" line or a bullet: quoted material, not prose around it
+    marked: str = ""  # "role": on a "User:" / "AI:" line (a transcript), "bullet": a list item, "": prose
 
 
 def _role(message: BaseMessage) -> str:
@@ -166,7 +167,7 @@ def _text(message: BaseMessage) -> str:  # str content, or its text blocks
     )
 
 
-def _lines(text: str, role: str, memory: str | None, marked: bool = False) -> list[tuple]:
+def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[tuple]:
     """(text, role, memory, marked) of each sentence of ``text``; a "User:" / "AI:" prefix sets the
     role until a blank line."""
     found, current, prefixed = [], role, marked
@@ -174,13 +175,13 @@ def _lines(text: str, role: str, memory: str | None, marked: bool = False) -> li
         line = _MARKUP.sub("", raw).strip()
         bullet = bool(re.match(r"\s*(?:[-*•·]|\d+[.)])\s", raw))
         if prefix := _LINE_ROLE.match(line):
-            current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), True
+            current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), "role"
             line = _MARKUP.sub("", line[prefix.end() :])
         elif not line:
             current, prefixed = role, marked
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
         pieces = [p for sentence in _sentences(line) for p in _LEAD.split(sentence) if p.strip()]
-        found += [(p.strip(), current, memory, prefixed or bullet) for p in pieces]
+        found += [(p.strip(), current, memory, prefixed or ("bullet" if bullet else "")) for p in pieces]
     return found
 
 
@@ -193,7 +194,7 @@ def _parse(role: str, text: str) -> tuple[tuple, ...]:
         found += _lines(block.group(2), "other", source.group(1) if source else "memory")
     own = _MEMORY.sub("\n", text)
     for block in _XML_MESSAGE.finditer(own):  # a transcript as get_buffer_string(format="xml") writes it
-        found += _lines(unescape(block.group(2)), _ROLES.get(block.group(1).lower(), "ai"), None, True)
+        found += _lines(unescape(block.group(2)), _ROLES.get(block.group(1).lower(), "ai"), None, "role")
     return tuple(found + _lines(_XML_MESSAGE.sub("\n", own), role, None))
 
 
@@ -244,13 +245,15 @@ def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
     ('You told me: "..."') is read as what it quotes; each text once, where it was first said."""
     found: dict[str, Sentence] = {}
     for s in sentences:
-        if s.role == "ai" and (quoted := _QUOTE.match(s.text)):
-            s = Sentence(quoted.group(1), s.role, s.message, s.memory, s.marked)
+        if s.role == "ai" and (quoted := _QUOTE.match(s.text)):  # our own reply: who said it first
+            said = next((k for t in TEXT.values() for k in _SAID if s.text.startswith(t[k][:-4])), "other")
+            s = Sentence(quoted.group(1), said, s.message, s.memory, s.marked)
         if states_something(s.text):
             found.setdefault(normalized(s.text), s)
     return list(found.values())
 
 
+_SAID = ("human", "ai", "other")  # the quoting templates of TEXT
 _cache: dict[str, np.ndarray] = {}
 
 
@@ -377,7 +380,7 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
     own = [
         s.text.removeprefix("Question:").strip()
         for s in sentences
-        if s.message == last and s.memory is None and s.role == "human"
+        if s.message == last and s.memory is None and s.role == "human" and s.marked != "role"
     ]
     asks = [s for s in own if is_question(s)]
     system = [s.text for s in sentences if s.role == "system" and s.memory is None]
