@@ -87,7 +87,7 @@ def test_last_n_drops_the_system_prompt_and_the_name(intro, model):
     assert last.marks.count("kept") == 4 and last.marks[-4:] == ["kept"] * 4
     assert last.prompt[0].type == "ai"  # the slice starts on a reply whose question is gone
     assert last.reply == UNKNOWN
-    assert full[-1].reply == 'You told me: "My name is Alice."'
+    assert full[-1].reply == 'You told me: "Hi! My name is Alice."'  # the line it is in
 
 
 @pytest.mark.parametrize("strategy", [CountWindow(4), CountWindow(7), TokenWindow(120), TokenWindow(250)],

@@ -44,6 +44,7 @@ MODEL_NAME = "offline-stand-in"
 # Chosen by benchmarks/bench_offline_model.py on its own examples (benchmarks/offline_model_dev.py),
 # which no lesson, data file or test uses: the score that separates "the answer was sent" from "not".
 THRESHOLD = 0.0
+MAX_QUOTE = 300  # characters: an answer quotes the line its sentence is in, up to this long
 NEAR = 0.01  # sentences within this of the best (and above THRESHOLD) are near-ties: quoted too, newest first
 SAME = 0.95  # a summary keeps one of two facts this similar (the newer): a repeat
 # Everyday questions no sentence about the user should answer better than the question asked.
@@ -80,6 +81,8 @@ TEXT = {
         "none": "아직 말한 사실이 없어요.",
     },
 }
+_QUOTED = {t[k][:-5]: k for t in TEXT.values() for k in ("human", "ai", "other")}  # our quoting replies
+_QUOTES = re.compile("(" + "|".join(map(re.escape, _QUOTED)) + r') "(.+?)"(?=\s|$)')
 _MEMORY = re.compile(r"<memory\b([^>]*)>(.*?)(?:</memory>|\Z)", re.S | re.I)
 _SOURCE = re.compile(r'source="([^"]*)"')
 _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
@@ -91,7 +94,6 @@ _MARKUP = re.compile(  # bullets, numbers, tags, dates and Markdown before a lin
     r"^(?:\s*(?:[-*•·>#]+|\d+[.)]|\[[^\]]{0,40}\]|\*\*|</?[\w-]+[^>]*>|"
     r"\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s+\w{3})?\s*[·,|-]?)\s*)+"
 )
-_QUOTE = re.compile(r'^.{0,40}?:\s*"(.+)"$')  # a reply that quotes: 'You told me: "..."'
 _LEAD = re.compile(r"(?<=:)\s+(?![\"“'])")  # "Big news: I moved": a lead-in ends at its colon
 _GREETING = re.compile(r"(?i)(?:hi|hello|hey|thanks|thank|bye|안녕|반가|고마|감사|잘 가)")
 _LANGUAGE = re.compile(
@@ -150,6 +152,7 @@ class Sentence:
     message: int
     memory: str | None = None
     marked: str = ""  # "role": on a "User:" / "AI:" line (a transcript), "bullet": a list item, "": prose
+    line: str = ""  # the line it is in: what an answer quotes (a sentence reads with its neighbours)
 
 
 def _role(message: BaseMessage) -> str:
@@ -168,8 +171,9 @@ def _text(message: BaseMessage) -> str:  # str content, or its text blocks
 
 
 def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[tuple]:
-    """(text, role, memory, marked) of each sentence of ``text``; a "User:" / "AI:" prefix sets the
-    role until a blank line."""
+    """(text, role, memory, marked, line) of each sentence of ``text``; a "User:" / "AI:" prefix sets
+    the role until a blank line; an earlier reply of ours that quotes ('You told me: "..."') is read
+    as the quoted line, said by whom it names."""
     found, current, prefixed = [], role, marked
     for raw in text.splitlines():
         line = _MARKUP.sub("", raw).strip()
@@ -180,8 +184,12 @@ def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[t
         elif not line:
             current, prefixed = role, marked
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
-        pieces = [p for sentence in _sentences(line) for p in _LEAD.split(sentence) if p.strip()]
-        found += [(p.strip(), current, memory, prefixed or ("bullet" if bullet else "")) for p in pieces]
+        kind = prefixed or ("bullet" if bullet else "")
+        quoting = _QUOTES.finditer(line) if current == "ai" else ()
+        quotes = [(_QUOTED[q.group(1)], q.group(2)) for q in quoting]
+        for who, said in quotes or [(current, line)]:
+            pieces = [p.strip() for sentence in _sentences(said) for p in _LEAD.split(sentence) if p.strip()]
+            found += [(p, who, memory, kind, said if len(said) <= MAX_QUOTE else p) for p in pieces]
     return found
 
 
@@ -204,7 +212,7 @@ def read(messages: Sequence[BaseMessage]) -> tuple[list[Sentence], str]:
     sentences, instructions = [], []
     for index, message in enumerate(messages):
         role, text = _role(message), _text(message)
-        sentences += [Sentence(t, r, index, m, k) for t, r, m, k in _parse(role, text)]
+        sentences += [Sentence(t, r, index, m, k, q) for t, r, m, k, q in _parse(role, text)]
         instructions += [_MEMORY.sub("\n", text)] if role in ("system", "human") else []
     return sentences, "\n".join(instructions)
 
@@ -241,19 +249,15 @@ def states_something(text: str) -> bool:
 
 
 def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
-    """The sentences of ``sentences`` that state something (``states_something``); a reply that quotes
-    ('You told me: "..."') is read as what it quotes; each text once, where it was first said."""
+    """The sentences of ``sentences`` that state something (``states_something``), each text once,
+    where it was first said."""
     found: dict[str, Sentence] = {}
     for s in sentences:
-        if s.role == "ai" and (quoted := _QUOTE.match(s.text)):  # our own reply: who said it first
-            said = next((k for t in TEXT.values() for k in _SAID if s.text.startswith(t[k][:-4])), "other")
-            s = Sentence(quoted.group(1), said, s.message, s.memory, s.marked)
         if states_something(s.text):
             found.setdefault(normalized(s.text), s)
     return list(found.values())
 
 
-_SAID = ("human", "ai", "other")  # the quoting templates of TEXT
 _cache: dict[str, np.ndarray] = {}
 
 
@@ -325,14 +329,15 @@ def answer(
         found = [
             (s, v)
             for s, v in find_answers(part, facts, max_quotes)
-            if s.text not in {u["text"] for u in used}
+            if s.line not in {u["text"] for u in used}
         ]
+        found = list({s.line: (s, v) for s, v in reversed(found)}.values())[::-1]  # a line once
         replies.append(
-            " ".join(text[s.role if s.role in ("human", "ai") else "other"].format(s.text) for s, _ in found)
+            " ".join(text[s.role if s.role in ("human", "ai") else "other"].format(s.line) for s, _ in found)
             or text["unknown"]
         )
         used += [
-            {"message": s.message, "role": s.role, "memory": s.memory, "text": s.text, "score": round(v, 3)}
+            {"message": s.message, "role": s.role, "memory": s.memory, "text": s.line, "score": round(v, 3)}
             for s, v in found
         ]
     return " ".join(dict.fromkeys(replies)), used
