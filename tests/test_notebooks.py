@@ -268,7 +268,7 @@ def test_06_retrieval_milvus():
     assert job["session"].startswith("Relevant memories (oldest first):")
     # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
     assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
-    assert city["reply"].startswith('You told me: "last week I moved from Lisbon to Madrid."')
+    assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
     assert shown["ranked"][:2] == [["month", 13], ["next-week", 2]]  # two questions, the answer just given
     assert shown["ranked"][3] == ["month", 10]
     reply, retrieved = shown["narrow"]  # the article's top 2: only questions, no statement
