@@ -14,8 +14,9 @@ from helpers.store import Hit, MemoryStore, Row
 from helpers.tokens import count_text_tokens
 
 
-def _key(row: Row) -> Hashable:
-    return getattr(row, "turn_id", None) or id(row)
+def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
+    turn, part = getattr(row, "turn_id", None), getattr(row, "part", None)
+    return (turn if part is None else (turn, part)) if turn else id(row)
 
 
 def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1) -> list[Row]:
@@ -86,19 +87,20 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the window), put hits
     where ``prefer`` is true first (e.g. the lines of the person a question names), bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
-    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first. Returns
+    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
+    message is searched and sent by its parts (``MemoryStore.search(parts=True)``). Returns
     ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
     fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
     (``store``: a ``MemoryStore``, or anything with its search and neighbours)."""
     unique: dict[str, Hit] = {}  # the same words said twice take the budget once
-    for hit in store.search(user_id, question, candidates, kinds=kinds):
+    for hit in store.search(user_id, question, candidates, kinds=kinds, parts=True):
         if skip is None or not skip(hit):
             unique.setdefault(normalized(hit.content), hit)
     hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
-        near = {hit.turn_id: nearest_same_speaker(
+        near = {_key(hit): nearest_same_speaker(
                     hit, [r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS])
                 for hit in hits[:neighbours_of]}
     if budget_tokens < (head := count_text_tokens(HEADER) + 1):  # the header line and its line break

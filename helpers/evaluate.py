@@ -8,7 +8,7 @@ unanswerable: its right answer is "I don't know"."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 from itertools import groupby
 from pathlib import Path
@@ -43,15 +43,20 @@ def load_long_conversation(path: str | Path | None = None) -> dict:
     if key := next((k for k in ("turns", "probes", "system", "user_id") if k not in data), None):
         raise ValueError(f"{path} lacks {key!r}: not a long conversation file (data/README.md); a chat "
                          "export is read by load_exported_conversation, measured by context_fit (lesson 08)")
-    replay_steps(data["turns"])  # a bad turn is refused now, not halfway through a replay
+    # a bad turn is refused now, not halfway through a replay
+    replay_steps(data["turns"], [p.get("turn_id") for p in data["probes"]])
     return data
 
 
-def replay_steps(turns: Sequence[dict]) -> list[tuple[list[dict], list[dict]]]:
-    """The data turns grouped into the replay's steps, ``(user lines, assistant lines)``, nothing dropped
-    or moved to another session. Lines of one role in a row in a session are one message; user lines
-    followed by assistant lines of their session have them as recorded reply, else each user line is a
-    step for the model to answer (a probe); assistant lines with no user line before are a step alone.
+def replay_steps(turns: Sequence[dict], probes: Collection[str] | None = None
+                 ) -> list[tuple[list[dict], list[dict]]]:
+    """The data turns grouped into the replay's steps, ``(user lines, assistant lines)``, nothing dropped,
+    invented or moved to another session. Lines of one role in a row in a session are one message; user
+    lines followed by assistant lines of their session have them as recorded reply; assistant lines with no
+    user line before are a step alone. ``probes``: the turn ids of the probes: each is a step alone that the
+    model answers (``answered``); other user lines with no recorded reply are one message, stored
+    unanswered. With ``probes=None``, or when no line is the assistant's (a script of the user's side,
+    ``data/README.md``), every user line with no recorded reply is a step of its own that the model answers.
     ValueError naming the turn: no str ``id`` or ``text``; a ``speaker`` not ``user`` (the default) or
     ``assistant``, in any case (read as the user's, a narrator's or a system line would be misquoted)."""
     for i, t in enumerate(turns):
@@ -60,32 +65,68 @@ def replay_steps(turns: Sequence[dict]) -> list[tuple[list[dict], list[dict]]]:
             raise ValueError(f"{at} has no str {' or '.join(map(repr, bad))}: every turn needs both")
         if str(speaker := t.get("speaker", "user")).lower() not in ("user", "assistant"):
             raise ValueError(f"{at} has speaker {speaker!r}; accepted, any case: 'user', 'assistant'")
+    every = _answers_every_line(turns, probes)
+    asked = set() if every else set(probes or ())  # each a step alone, answered
     steps: list[tuple[list[dict], list[dict]]] = []
-    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), str(t.get("speaker"))
-                                                                 .lower() == "assistant")):
+    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), _is_assistant(t))):
         run = list(group)
-        if assistant and steps and not steps[-1][1] and steps[-1][0][0].get("session_id") == session:
+        if not assistant:
+            steps += [(part, []) for part in _split_at_probes(run, asked)]
+        elif (steps and steps[-1][0] and not steps[-1][1] and steps[-1][0][0].get("session_id") == session
+              and steps[-1][0][0]["id"] not in asked):
             steps[-1] = (steps[-1][0], run)  # the reply of the user lines before
         else:
-            steps.append(([], run) if assistant else (run, []))
+            steps.append(([], run))
     return [step for users, replies in steps
-            for step in ([(users, replies)] if replies else [([t], []) for t in users])]
+            for step in ([([t], []) for t in users] if every and not replies else [(users, replies)])]
 
 
-def conversation_turns(turns: Sequence[dict]) -> list[Turn]:
-    """The ``Turn`` of each of ``replay_steps(turns)``: a message's lines joined by ``"\\n"``, the first
-    line's id, session and date; the model answers only user messages with no recorded reply."""
+def answered(step: tuple[list[dict], list[dict]], turns: Sequence[dict],
+             probes: Collection[str] | None = None) -> bool:
+    """Does the model answer this step of ``replay_steps(turns, probes)``? Only a user message with no
+    recorded reply that is a probe (or any such, under the rule ``replay_steps`` gives for ``None``)."""
+    users, replies = step
+    return bool(users) and not replies and (_answers_every_line(turns, probes) or (
+        len(users) == 1 and users[0]["id"] in set(probes or ())))
+
+
+def _is_assistant(turn: dict) -> bool:
+    return str(turn.get("speaker")).lower() == "assistant"
+
+
+def _answers_every_line(turns: Sequence[dict], probes: Collection[str] | None) -> bool:
+    return probes is None or not any(map(_is_assistant, turns))
+
+
+def _split_at_probes(run: list[dict], probes: set[str]) -> list[list[dict]]:
+    """A run of user lines as messages: each probe alone, the lines between them joined."""
+    parts: list[list[dict]] = []
+    for line in run:
+        if line["id"] in probes:
+            parts.append([line])
+        elif parts and parts[-1][-1]["id"] not in probes:
+            parts[-1].append(line)
+        else:
+            parts.append([line])
+    return parts
+
+
+def conversation_turns(turns: Sequence[dict], probes: Collection[str] | None = None) -> list[Turn]:
+    """The ``Turn`` of each of ``replay_steps(turns, probes)``: a message's lines joined by ``"\\n"``, the
+    first line's id, session and date; ``answer`` False for a user message stored unanswered (only the
+    steps ``answered`` says are sent to the model)."""
     def text(lines: list[dict]) -> str | None:
         return "\n".join(t["text"] for t in lines) if lines else None
 
-    return [Turn(text(users), first.get("session_id"), first["id"], first.get("date", ""), text(replies))
-            for users, replies in replay_steps(turns) for first in [(users or replies)[0]]]
+    return [Turn(text(users), first.get("session_id"), first["id"], first.get("date", ""), text(replies),
+                 answer=bool(replies) or answered((users, replies), turns, probes))
+            for users, replies in replay_steps(turns, probes) for first in [(users or replies)[0]]]
 
 
-def replay_message_ids(turns: Sequence[dict]) -> dict[str, str]:
+def replay_message_ids(turns: Sequence[dict], probes: Collection[str] | None = None) -> dict[str, str]:
     """Data turn id -> the id of the message it is part of in the replay (``memory.message_id``):
-    the lines of step ``n`` of ``replay_steps`` are ``t<n>-user`` and ``t<n>-reply``."""
-    return {t["id"]: message_id(n, role) for n, step in enumerate(replay_steps(turns), start=1)
+    the lines of step ``n`` of ``replay_steps(turns, probes)`` are ``t<n>-user`` and ``t<n>-reply``."""
+    return {t["id"]: message_id(n, role) for n, step in enumerate(replay_steps(turns, probes), start=1)
             for role, lines in zip(("user", "reply"), step, strict=True) for t in lines}
 
 
@@ -138,8 +179,8 @@ def evaluate_strategy(strategy: MemoryStrategy, conversation: dict, model: BaseC
     from tqdm.auto import tqdm
 
     probes = {p["turn_id"]: p for p in conversation["probes"]}
-    turns = conversation_turns(conversation["turns"][:max_turns])
-    evidence_ids = replay_message_ids(conversation["turns"][:max_turns])
+    turns = conversation_turns(conversation["turns"][:max_turns], probes)
+    evidence_ids = replay_message_ids(conversation["turns"][:max_turns], probes)
 
     def score(record: ScoredTurn, turn: Turn) -> None:
         probe = probes.get(turn.turn_id)

@@ -116,6 +116,12 @@ class OtherSpeaker:
         return self.turns >= self.min_turns and self.self_talk >= self.share * self.turns
 
 
+def _start_and_end(text: str, keep: int = 1200) -> str:
+    """A long text's first and last ``keep`` characters (what it asks opens or closes it): the rules
+    read a pasted file in the time of a sentence."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]} … {text[-keep:]}"
+
+
 def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
     """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str); ``speaker``:
     ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the assistant's side is a person
@@ -123,10 +129,11 @@ def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str
     assistant says it does not know); ``"question"`` (every sentence with content asks: the others hold
     fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn starts like an
     instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does not speak of
-    itself); ``"chat"`` (no content word); else ``"statement"``."""
+    itself); ``"chat"`` (no content word); else ``"statement"``. A text of more than 2,400 characters is
+    classified by its first and last 1,200."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    stripped = text.strip()
+    stripped = _start_and_end(text).strip()
     if speaker == "assistant" and _DONT_KNOW.search(stripped):
         return "dont_know"
     sentences = split_sentences(stripped)

@@ -19,17 +19,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.budget import fill_budget
 from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, named_speaker, normalized
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import WrittenTurns, step_messages
+from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.tokens import count_message_tokens, count_text_tokens
-from helpers.window import TokenBudgetError, token_window
+from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
-
-
-class WindowBudgetError(ValueError):
-    """The new message alone does not fit ``window_tokens``: no prompt could hold the question."""
 
 
 @dataclass
@@ -49,12 +45,16 @@ class LayeredTurn:
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None) -> list[str]:
+                   names: Mapping[str, str] | None = None,
+                   embed_parts: int | None = EMBED_PARTS) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
     repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
-    call. ``other`` counts the reply side's turns (classified like the user's once a person)."""
-    texts = [m.text for m in messages]
+    call. ``other`` counts the reply side's turns (classified like the user's once a person). At most
+    ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
+    (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
+    room left over embeds parts waiting from earlier turns."""
+    texts, calls = [m.text for m in messages], store.embedding_calls
     one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
     vectors = store.embed(texts) if one_chunk else [None] * len(texts)
     ids = []
@@ -63,12 +63,20 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
         if speaker == "assistant" and other is not None:
             other.add(message.text)
         kind = classify_turn(message.text, speaker, other is not None and other.is_person)
+        if kind in ("question", "request") and vectors[offset] is None and len(
+                split_utf8(message.text, store.max_chunk_bytes)) > 1:
+            kind = "statement"  # a pasted file: what it holds is content, whatever its last line asks
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
             kind = "echo"
         number = first_round + offset
+        left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
         ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
-                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset])
+                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset],
+                         embed_parts=None if vectors[offset] is not None else left)
         written.add(session_id, number, message)
+    left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
+    if store.waiting and left > 0:
+        store.catch_up(left)
     return ids
 
 
@@ -139,16 +147,10 @@ class LayeredMemory:
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
                new_message: HumanMessage) -> Prompt:
-        """``[system, summary?, retrieved?, *window]`` for this turn (``WindowBudgetError`` if the new
-        message alone is over ``window_tokens``)."""
+        """``[system, summary?, retrieved?, *window]`` for this turn. A new message over ``window_tokens``
+        is sent whole, alone in the window; the summary and retrieved sections keep their own budgets."""
         summary, recent = split_stored(stored)
-        try:
-            window = token_window([*recent, new_message], self.window_tokens)
-        except TokenBudgetError as exc:
-            raise WindowBudgetError(
-                f"window_tokens={self.window_tokens} cannot hold the new message "
-                f"({exc.newest_tokens} tokens with its framing): raise window_tokens to at least "
-                f"{exc.required_tokens}, or send a shorter message. Nothing was stored.") from exc
+        window = token_window([*recent, new_message], self.window_tokens, strict=False)
         turn = self._turn = LayeredTurn(round=self.round)
         turn.window_section_tokens = sum(count_message_tokens(m) for m in window)
         turn.summary_section_tokens = count_message_tokens(summary) if summary is not None else 0
@@ -165,14 +167,16 @@ class LayeredMemory:
             return None
         calls = self.store.embedding_calls
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
+        window_ids = {m.id for m in window if m.id}
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=SEARCHED_KINDS, candidates=max(30, budget // 20),
                                  neighbours_of=self.neighbours_of,
-                                 skip=lambda hit: normalized(hit.content) in in_window,
+                                 skip=lambda hit: normalized(hit.content) in in_window
+                                 or bool(window_ids.intersection(self._written.sources([hit]))),
                                  prefer=(lambda hit: hit.name == named) if named else None)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
-        covers = {COVERS_KEY: list(self._written.sources(hits))}
+        covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
         return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:

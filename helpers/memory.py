@@ -159,7 +159,8 @@ def counting_model_calls():
 @dataclass
 class TurnRecord:
     """One replayed step (tokens as ``helpers.tokens`` counts them; ms). A recorded reply alone (``Turn.text``
-    None) sends nothing (empty prompt, 0 prompt tokens, ``user`` ""); its memory costs count as any turn's."""
+    None, ``user`` "") or a user message stored unanswered (``Turn.answer`` False, ``reply`` "") sends
+    nothing (empty prompt, 0 prompt tokens); its memory costs count as any turn's."""
 
     turn: int  # position in the replay, 1-based
     user: str
@@ -193,14 +194,17 @@ class TurnRecord:
 @dataclass(frozen=True)
 class Turn:
     """One step to replay: the user message ``text`` and its ``reply``, the other speaker's recorded
-    line, stored with no model call (``None``: the model answers). ``text=None``: a recorded reply
-    alone (e.g. the other speaker opens a session): no prompt, no call. ``date``: the session's, ISO."""
+    line, stored with no model call (``None``: the model answers, unless ``answer`` is False).
+    ``text=None``: a recorded reply alone (e.g. the other speaker opens a session): no prompt, no call.
+    ``answer=False`` with no ``reply``: a recorded user message that got no reply (e.g. a session ends
+    on it): stored alone, no prompt, no call. ``date``: the session's, ISO."""
 
     text: str | None
     session_id: str | None = None
     turn_id: str = ""
     date: str = ""
     reply: str | None = None
+    answer: bool = True
 
 
 def timeline_and_marks(system: SystemMessage, everything: Sequence[BaseMessage],
@@ -222,9 +226,10 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
     """Run the user ``turns`` (strings or ``Turn``) through ``model``, ``strategy`` deciding what is
     sent and kept; ``strategy.start_session`` is called whenever the session id changes (with the
     turn's ``date`` if any), ``on_turn(record, turn)`` after each turn. ``record``: the
-    ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). Raises
-    ``window.TokenBudgetError`` / ``MessageBudgetError`` (a window cannot hold the newest message)
-    or ``summary.SummarizationError`` (a summary call failed; the records so far are lost)."""
+    ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). The model is called
+    only for a user message with no recorded reply and ``answer`` True. Raises what the strategy
+    raises: ``summary.SummarizationError`` (a summary call failed; the records so far are lost), or
+    ``window.TokenBudgetError`` / ``MessageBudgetError`` from a strict window built by hand."""
     system = system if isinstance(system, SystemMessage) else SystemMessage(system)
     stored: list[BaseMessage] = []  # what the strategy keeps
     everything, records, session = [], [], None  # everything: every message so far, for the timeline
@@ -235,25 +240,31 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
                 session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
                 stored = list(strategy.start_session(session, stored, **dated))
             new = [HumanMessage(turn.text, id=message_id(number, "user"))] if turn.text is not None else []
+            answer_call = bool(new) and turn.reply is None and turn.answer
+            asks = answer_call or (bool(new) and turn.reply is not None)  # a prompt, sent or as if
             embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
             before, start = calls.snapshot(), time.perf_counter()
-            prompt = strategy.prompt(system, stored, new[0]) if new else Prompt()  # a reply alone: none
+            prompt = strategy.prompt(system, stored, new[0]) if asks else Prompt()  # a line alone: none
             asked, prompt_done = calls.snapshot(), time.perf_counter()
-            reply = model.invoke(prompt) if turn.reply is None else AIMessage(turn.reply)
+            if answer_call:
+                reply = [model.invoke(prompt)]
+            else:  # a recorded reply, or a recorded user message that got none: stored as recorded
+                reply = [AIMessage(turn.reply)] if turn.reply is not None else []
             answer_done, answered = time.perf_counter(), calls.snapshot()
-            reply.id = message_id(number, "reply")
-            stored = list(strategy.after_turn(model, [*stored, *new, reply]))
+            for message in reply:
+                message.id = message_id(number, "reply")
+            stored = list(strategy.after_turn(model, [*stored, *new, *reply]))
             end, after = time.perf_counter(), calls.snapshot()
             spent = [a - b for a, b in zip(after, before, strict=True)]  # calls, tokens in, out, seconds
             answer_seconds = answer_done - prompt_done  # the rest of spent[3]: the memory's own calls
-            tokens_sent = count_tokens(prompt) if new else 0
-            answer_call = turn.reply is None  # a recorded reply made no answer call to subtract
+            tokens_sent = count_tokens(prompt) if asks else 0
             timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
-            everything += [*new, reply]
+            everything += [*new, *reply]
+            usage = (reply[0].usage_metadata or {}) if reply else {}
             done = record(
-                turn=number, user=turn.text or "", reply=reply.text, prompt=prompt, timeline=timeline,
-                marks=marks,
-                reply_tokens=(reply.usage_metadata or {}).get("output_tokens", 0), prompt_tokens=tokens_sent,
+                turn=number, user=turn.text or "", reply=reply[0].text if reply else "", prompt=prompt,
+                timeline=timeline, marks=marks,
+                reply_tokens=usage.get("output_tokens", 0), prompt_tokens=tokens_sent,
                 memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
                 memory_call_input_tokens=spent[1] - tokens_sent * answer_call,
                 memory_call_output_tokens=spent[2] - (answered[2] - asked[2]), session_id=session or "",

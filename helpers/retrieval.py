@@ -15,6 +15,10 @@ from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.store import Hit, MemoryStore, Row, validate_id
 
 HEADER = "Relevant memories (oldest first):"
+#: Parts of a message embedded when it is stored, the first part first; a longer message's other parts are
+#: embedded at the next turns, the same number a turn (``MemoryStore.add(embed_parts=...)``): what a
+#: turn embeds is bounded, so a pasted file costs seconds once, not a minute (docs/design-notes.md).
+EMBED_PARTS = 8
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 
@@ -27,17 +31,22 @@ def format_turn(user: str | None, reply: str | None = None, names: Mapping[str, 
 
 def step_messages(stored: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The messages of the step ``stored`` ends with, not written yet: the reply, and the user
-    message before it if there is one (before a recorded reply alone is the last step's reply)."""
+    message before it if there is one (before a recorded reply alone is the last step's reply), or
+    a user message alone (recorded with no reply: stored unanswered)."""
+    if stored and stored[-1].type == "human":
+        return list(stored[-1:])
     return list(stored[-2:] if len(stored) > 1 and stored[-2].type == "human" else stored[-1:])
 
 
 def memory_line(row: Row) -> str:
     """One message row as one line (line breaks folded): ``"User: <text>"``, or ``"Marta (assistant):
-    <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored."""
+    <text>"`` when the row has a name (the role stays readable); a turn row (no speaker) as stored; one
+    part of a long message says so: ``"User (part 3 of 40): <its text>"``."""
     if not row.speaker:
-        return row.content
+        return row.content if row.part is None else f"(part {row.part[0]} of {row.part[1]}) {row.content}"
     label = f"{row.name} ({row.speaker})" if row.name else SPEAKERS.get(row.speaker, row.speaker)
-    return f"{label}: {' '.join(row.content.split())}"
+    part = f" (part {row.part[0]} of {row.part[1]})" if row.part is not None else ""
+    return f"{label}{part}: {' '.join(row.content.split())}"
 
 
 def session_header(row: Row) -> str:
@@ -126,7 +135,7 @@ class RetrievalMemory:
         """``[system, section + question]`` (parts ``RETRIEVED``, ``QUESTION``); ``stored`` unused."""
         question, calls, began = new_message.text, self.store.embedding_calls, time.perf_counter()
         hits = self.store.search(self.user_id, question, self.top_k, min_score=self.min_score,
-                                 session_id=None if self.all_sessions else self.session_id)
+                                 session_id=None if self.all_sessions else self.session_id, parts=True)
         self.last_retrieved = hits
         self._pending = RetrievalTurn(self.round, question, hits, self.store.embedding_calls - calls,
                                       search_ms=(time.perf_counter() - began) * 1000)
@@ -139,17 +148,19 @@ class RetrievalMemory:
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``step_messages(stored)`` (question if any, reply) as round ``self.round``; ``[]``."""
-        *user, reply = step_messages(stored)
-        question = user[0].text if user else None
+        """Write ``step_messages(stored)`` (question and reply, either may be missing) as round
+        ``self.round``; ``[]``."""
+        step = step_messages(stored)
+        question = next((m.text for m in step if m.type == "human"), None)
+        reply = next((m.text for m in step if m.type != "human"), None)
         turn, calls, began = self._pending, self.store.embedding_calls, time.perf_counter()
         if turn is None or turn.question != question:  # prompt() did not see this question
             turn = RetrievalTurn(self.round, question or "", [])
-        text = format_turn(question, reply.text, self.names)
-        self.store.add(self.user_id, self.session_id, self.round, text)
+        text = format_turn(question, reply, self.names)
+        self.store.add(self.user_id, self.session_id, self.round, text, embed_parts=EMBED_PARTS)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, *user, reply)
+        self._written.add(self.session_id, self.round, *step)
         self.turns_log.append(turn)
         self._pending, self.round = None, self.round + 1
         return []

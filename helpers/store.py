@@ -13,12 +13,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from helpers.safe import CONTENT_MAX_BYTES, eq_filter, in_filter, split_utf8, utf8_len, validate_id
+from helpers.safe import (
+    CONTENT_MAX_BYTES,
+    bounded_text,
+    eq_filter,
+    in_filter,
+    split_utf8,
+    utf8_len,
+    validate_id,
+)
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
+#: A stored part's and a query's UTF-8 bytes: within e5's one 512-token window even for code (about 2.4
+#: bytes a token), so no engine truncates a part (docs/design-notes.md, "Long messages").
+PART_MAX_BYTES = 1200
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
@@ -53,6 +64,7 @@ class Row:
     timestamp: str
     turn_id: str
     ids: tuple[str, ...]
+    part: tuple[int, int] | None = None  # (part number from 1, parts): one part of a long message
 
 
 @dataclass(frozen=True)
@@ -65,14 +77,15 @@ class MemoryStore(contextlib.AbstractContextManager):
     ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters, digits, ``_``
     (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
     (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe`` searched; ``flush_every`` rows
-    written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000; ``consistency_level`` of reads
+    written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000, a stored part's size (default
+    ``PART_MAX_BYTES``: one e5 window); ``consistency_level`` of reads
     (``"Strong"``: others' writes too); ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server /
     cloud) for messages. Raises TypeError (``embeddings`` None), DimensionMismatchError (another vector
     length), MilvusStoreError (another schema), ValueError."""
 
     def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
                  nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
-                 max_chunk_bytes: int = CONTENT_MAX_BYTES, consistency_level: str = "Session",
+                 max_chunk_bytes: int = PART_MAX_BYTES, consistency_level: str = "Session",
                  drop_existing: bool = False, timeout: float = 30.0, uri: str = "", kind: str = "lite"):
         from pymilvus import DataType, MilvusClient
         if embeddings is None:
@@ -86,6 +99,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
+        self.waiting: list[dict] = []  # parts stored by ``add(..., embed_parts=n)`` but not embedded yet
         if drop_existing:
             client.drop_collection(collection, timeout=timeout)
         self.dim = dim or len(embeddings.embed_query("dimension probe"))
@@ -153,9 +167,13 @@ class MemoryStore(contextlib.AbstractContextManager):
 
     def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
             speaker: str = "", name: str = "", date: str = "",
-            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None) -> list[str]:
-        """Embed and store ``text`` exactly, a row per chunk of ``max_chunk_bytes``; returns the ids written
-        (``<turn_id>-<chunk>``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
+            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
+            embed_parts: int | None = None) -> list[str]:
+        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the ids of its
+        parts (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1) bounds the parts embedded by this call:
+        the text's first part, then parts waiting from earlier calls (oldest first), then its own next
+        parts; the rest wait in ``waiting`` (not found until embedded; ``catch_up`` embeds them).
+        ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
         theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
         str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
@@ -175,25 +193,55 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        vectors = self.embed(chunks) if vector is None else [self._vector(vector)]
+        if embed_parts is not None and (isinstance(embed_parts, bool) or not isinstance(embed_parts, int)
+                                        or embed_parts < 1):
+            raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
         turn = uuid.uuid4().hex
-        rows = [{"id": f"{turn}-{i}", "vector": v, "content": chunk, "user_id": user_id, "session_id":
-                 session_id, "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
-                for i, (chunk, v) in enumerate(zip(chunks, vectors, strict=True))]
+        rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
+                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
+                for i, chunk in enumerate(chunks)]
+        if vector is not None:
+            rows[0]["vector"] = self._vector(vector)
+        if embed_parts is None:
+            self._write(rows)
+        else:  # the first part now, then the oldest waiting, within the bound
+            with self._lock:
+                self.waiting += rows[1:]
+                now, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
+            self._write(now)
+        return [row["id"] for row in rows]
+
+    def catch_up(self, limit: int | None = None) -> int:
+        """Embed and insert the parts still ``waiting``, oldest first (``limit``: at most this many;
+        ``None``: all); returns how many."""
+        with self._lock:
+            cut = len(self.waiting) if limit is None else max(0, limit)
+            rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
+        self._write(rows)
+        return len(rows)
+
+    def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
+        if missing := [row for row in rows if "vector" not in row]:
+            for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
+                row["vector"] = vector
+        if not rows:
+            return
         self._call("insert", rows)
         with self._lock:
             self._unflushed += len(rows)
             due = self.flush_every is not None and self._unflushed >= self.flush_every
         if due:
             self.flush()
-        return [row["id"] for row in rows]
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
-               min_score: float | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
+               min_score: float | None = None, query_vector: Sequence[float] | None = None,
+               parts: bool = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
-        ``query_vector``), best first, each whole. If given: only rows of ``kinds`` (filtered before the
-        top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. Raises InvalidIdError,
+        ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
+        alone (``part`` set; short rows are one part). If given: only rows of ``kinds`` (filtered before
+        the top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. A query longer than
+        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.bounded_text``). Raises InvalidIdError,
         DimensionMismatchError, ValueError, TypeError (``query`` not a str and no ``query_vector``)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
@@ -201,16 +249,22 @@ class MemoryStore(contextlib.AbstractContextManager):
         if query_vector is None and not isinstance(query, str):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
-            began, query_vector = time.perf_counter(), self.embeddings.embed_query(query)
+            began, query_vector = time.perf_counter(), self.embeddings.embed_query(
+                bounded_text(query, PART_MAX_BYTES))
             self._counted(1, began)
         found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
             "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
             filter=where + (f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""),
             output_fields=list(FIELDS), consistency_level=self.consistency_level,
             search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
-        best: dict[str, tuple[float, dict]] = {}  # each row's best chunk, in rank order
+        best: dict[str, tuple[float, dict]] = {}  # each row's (or part's) best chunk, in rank order
         for hit in found:
-            best.setdefault(hit["entity"]["turn_id"], (hit["distance"], {**hit["entity"], "id": hit["id"]}))
+            best.setdefault(hit["id"] if parts else hit["entity"]["turn_id"],
+                            (hit["distance"], {**hit["entity"], "id": hit["id"]}))
+        if parts:
+            return [Hit(**vars(self._group([chunk])[0]), score=float(score))
+                    for score, chunk in list(best.values())[:top_k]
+                    if min_score is None or score >= min_score]
         scores = {turn: float(score) for turn, (score, _) in list(best.items())[:top_k]
                   if min_score is None or score >= min_score}
         chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
@@ -270,7 +324,9 @@ class MemoryStore(contextlib.AbstractContextManager):
         for chunk in chunks:
             by_turn.setdefault(chunk["turn_id"], {})[chunk["chunk"]] = chunk
         return [Row(content="".join(p["content"] for p in parts), round=int(parts[0]["round"]),
-                    ids=tuple(p["id"] for p in parts), **{f: parts[0][f] or "" for f in _TEXT})
+                    ids=tuple(p["id"] for p in parts), **{f: parts[0][f] or "" for f in _TEXT},
+                    part=(parts[0]["chunk"] + 1, parts[0]["chunks"]) if len(parts) < parts[0]["chunks"]
+                    else None)
                 for parts in ([found[i] for i in sorted(found)] for found in by_turn.values())]
 
     def flush(self) -> float:  # seal the rows written into indexed segments now; returns the seconds

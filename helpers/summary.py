@@ -19,10 +19,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ge
 
 from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
-from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens, cut_to_tokens
+from helpers.tokens import count_message_tokens, count_text_tokens, count_tokens, cut_to_tokens, get_encoding
 from helpers.window import newest_fitting
 
 DEFAULT_MAX_SUMMARY_TOKENS = 300
+#: The most of one message a summary call reads (tokens): its start and end, the middle marked as cut. A
+#: summary of a few hundred tokens keeps no more of it, and the call's input stays bounded.
+MAX_FOLDED_MESSAGE_TOKENS = 1500
 
 _TEXT = {
     "en": {"header": "Summary of the earlier conversation:", "previous": "Previous summary:",
@@ -130,14 +133,31 @@ class TokenTrigger:
 Trigger = CountTrigger | TokenTrigger
 
 
+def shortened(text: str, max_tokens: int = MAX_FOLDED_MESSAGE_TOKENS) -> str:
+    """``text`` if it counts at most ``max_tokens`` tokens (int >= 20), else its first third and last
+    two thirds of that many tokens (less the marker's) around a visible ``"[... 18,250 tokens cut ...]"``."""
+    if max_tokens < 20:
+        raise ValueError(f"max_tokens must be >= 20, got {max_tokens}")
+    ids = get_encoding().encode(text, disallowed_special=())
+    if len(ids) <= max_tokens:
+        return text
+    room = max_tokens - 16  # the marker and its line breaks, and tokens that merge differently when cut
+    head, tail = room // 3, room - room // 3
+    decode = get_encoding().decode
+    return (f"{decode(ids[:head], errors='ignore')}\n[... {len(ids) - head - tail:,} tokens cut ...]\n"
+            f"{decode(ids[-tail:], errors='ignore')}")
+
+
 def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str,
                    max_summary_tokens: int) -> list[BaseMessage]:
     """The two messages of a summary call: the instruction (system) and the previous summary plus
-    the new messages as LangChain's ``get_buffer_string`` writes them ("Human: ..." / "AI: ...")."""
+    the new messages as LangChain's ``get_buffer_string`` writes them ("Human: ..." / "AI: ..."), each
+    ``shortened`` to ``MAX_FOLDED_MESSAGE_TOKENS`` (a pasted file does not make the call unbounded)."""
     text = _TEXT[language]
     max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
+    folded = [m.model_copy(update={"content": shortened(m.text)}) for m in messages]
     body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
-            f"{text['new']}\n{get_buffer_string(list(messages))}\n\n{text['ask']}")
+            f"{text['new']}\n{get_buffer_string(folded)}\n\n{text['ask']}")
     return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
 
 

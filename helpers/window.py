@@ -5,7 +5,8 @@ on a reply whose question is gone, keep a tool result without its call); ``count
 its tool calls and results) whole or not at all; ``token_window`` is LangChain's ``trim_messages``, but
 ``max_tokens`` is the whole prompt as ``count_tokens`` counts it, a question that does not fit raises
 ``TokenBudgetError`` instead of vanishing, and only the tail the budget reaches is counted (a turn costs the
-same at any length)."""
+same at any length). The strategies never raise on a long message: ``TokenWindow`` sends it whole, with
+nothing older (docs/design-notes.md, "Long messages")."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def newest_fitting(messages: Sequence[BaseMessage], max_tokens: int,
 
 
 def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str | None = None,
-                 counter: TokenCounter | None = None) -> list[BaseMessage]:
+                 counter: TokenCounter | None = None, strict: bool = True) -> list[BaseMessage]:
     """``[system] + the longest tail`` within ``max_tokens`` (whole prompt, tokens: ``count_tokens`` of the
     result is at most it), starting on a human message: ``trim_messages(strategy="last", start_on="human",
     include_system=True)``, the same objects ``library_token_window`` returns whenever no error is raised.
@@ -100,7 +101,9 @@ def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str
     name (``None``: cl100k_base); ``counter``: a ``TokenCounter`` to use and fill instead of
     ``default_counter(model)``. Raises ``TokenBudgetError`` when the newest human message (with the system
     message, the messages after it and reply priming) is over ``max_tokens`` or, without a human message, the
-    system message alone is; ``TypeError`` when ``max_tokens`` is not an int."""
+    system message alone is; ``TypeError`` when ``max_tokens`` is not an int. ``strict=False`` (what the
+    ``TokenWindow`` strategy uses, so a long message never stops a chat): instead of raising, the system
+    message and the newest turn whole (from the newest human message on), nothing older: over budget."""
     _check_int("max_tokens", max_tokens)
     if not messages:
         return []
@@ -116,8 +119,10 @@ def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str
     k = newest_fitting(messages, max_tokens - REPLY_PRIMING_TOKENS - system_tokens, counted, start=start)
     if _newest_human(messages, k, len(messages)) is None:  # no human message in the fitting tail
         newest = _newest_human(messages, start, k)
-        if newest is None and system_tokens + REPLY_PRIMING_TOKENS <= max_tokens:
+        if newest is None and (system_tokens + REPLY_PRIMING_TOKENS <= max_tokens or not strict):
             return head  # no question at all: what trim_messages returns too
+        if not strict:  # the question goes whole; the budget left nothing older to go with it
+            return [*head, *messages[newest:]]
         after = 0 if newest is None else sum(map(counter.message_tokens, messages[newest + 1:]))
         raise TokenBudgetError(
             max_tokens=max_tokens, system_tokens=system_tokens, after_tokens=after,
@@ -196,11 +201,14 @@ class CountWindow(_StoresEverything):
 
 @dataclass(frozen=True)
 class TokenWindow(_StoresEverything):
-    """The longest newest part that fits ``max_tokens`` (whole prompt, tokens): ``token_window``."""
+    """The longest newest part that fits ``max_tokens`` (whole prompt, tokens): ``token_window``. A new
+    message over the budget is sent whole with the system prompt and nothing older (the budget bounds
+    what comes with the question, never the question); ``strict=True``: raise ``TokenBudgetError``."""
 
     max_tokens: int = 200
+    strict: bool = False
     cost_note = ("every turn (trim_messages)", "the newest messages within the budget")
     name = property(lambda self: f"token window ({self.max_tokens} tokens)")
 
     def window(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        return token_window(messages, self.max_tokens)
+        return token_window(messages, self.max_tokens, strict=self.strict)

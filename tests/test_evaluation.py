@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -145,11 +146,12 @@ def test_exported_conversation_and_context_fit(tmp_path):
     rows = context_fit(messages, reply_tokens=1000)
     total = count_tokens(messages) + 1000
     assert {r["conversation + reply"] for r in rows} == {total}
-    gpt4 = next(r for r in rows if r["model"] == "gpt-4")
-    assert gpt4["context window"] == 8192 and gpt4["fits"] is True
-    assert all(r["source"].startswith("https://") for r in rows)
-    huge = [HumanMessage("word " * 9000)]
-    assert next(r for r in context_fit(huge) if r["model"] == "gpt-4")["fits"] is False
+    mini = next(r for r in rows if r["model"] == "gpt-4o-mini")
+    assert mini["context window"] == 128000 and mini["fits"] is True
+    assert all(r["source"].startswith("https://") and re.fullmatch(r"\d{4}-\d\d-\d\d", r["checked"])
+               for r in rows)  # every window names its source and the day it was checked
+    huge = [HumanMessage("word " * 130_000)]
+    assert next(r for r in context_fit(huge) if r["model"] == "gpt-4o-mini")["fits"] is False
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"role": "user"}]), encoding="utf-8")
     with pytest.raises(ValueError, match="item 0"):

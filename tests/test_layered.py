@@ -18,15 +18,48 @@ def model():
 # -- layered memory on Milvus Lite -------------------------------------------------------------------
 
 
-def test_layered_refuses_bad_budgets_and_too_long_questions(store, model):
-    from helpers.layered import LayeredMemory, WindowBudgetError
+def test_layered_refuses_bad_budgets_and_sends_a_too_long_question_whole(store, model):
+    from helpers.layered import LayeredMemory
 
     with pytest.raises(ValueError, match="must be >= 1"):
         LayeredMemory(store, "tess", window_tokens=0)
     memory = LayeredMemory(store, "tess-2", "s1", window_tokens=30)
-    with pytest.raises(WindowBudgetError, match="window_tokens=30"):
-        memory.prompt(SystemMessage("Answer briefly."), [], HumanMessage("word " * 100))
-    assert store.count("tess-2") == 0  # nothing was stored
+    long = HumanMessage("word " * 100)
+    prompt = memory.prompt(SystemMessage("Answer briefly."), [], long)
+    assert prompt[-1] is long and len(prompt) == 2  # the window: the question whole, nothing older
+    assert store.count("tess-2") == 0  # nothing stored before the turn ends
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_path, model, language):
+    from hash_embeddings import HashEmbeddings
+    from long_messages import pasted_file
+
+    from helpers.course.milvus import open_store
+    from helpers.layered import LayeredMemory
+    from helpers.memory import RETRIEVED, replay
+    from helpers.retrieval import EMBED_PARTS
+    from helpers.tokens import count_message_tokens
+
+    paste = pasted_file(language)
+    with open_store("pasted", uri=str(tmp_path / "pasted.db"), dim=16, embeddings=HashEmbeddings(),
+                    drop_existing=True) as hashed:
+        memory = LayeredMemory(hashed, "ann", "s1")  # window 150, summary 200, retrieval 500 tokens
+        first = "I work as a nurse." if language == "en" else "저는 간호사로 일해요."
+        ask = "What did the log say about line 300?" if language == "en" else "로그 300번째 줄에 뭐가 있었죠?"
+        records = replay(memory, [first, paste, ask, ask], model, "Be brief.")
+        assert records[1].prompt[-1].text == paste  # sent whole, alone in its window
+        # every turn: the query, 8 parts, and the first part of a second long message at most
+        assert all(r.embedding_calls <= EMBED_PARTS + 2 for r in records)
+        assert records[2].embedding_calls >= EMBED_PARTS  # the parts waiting are embedded next turn
+        later = records[-1].prompt
+        assert paste not in [m.text for m in later]  # the window moved on
+        retrieved = [m for m, parts in zip(later, later.parts, strict=True) if parts[0].kind == RETRIEVED]
+        budget = memory.retrieval_budget(ask)  # grown with what was stored: 10% of it, at most 4,000
+        assert 500 < budget < 4000 and count_message_tokens(retrieved[0]) <= budget + 10
+        assert "(part " in retrieved[0].text  # parts of the paste, marked as such
+        summary = records[-1].prompt[1]
+        assert count_message_tokens(summary) <= 200 + 20  # the paste folded, the cap held
 
 
 def test_a_lite_path_in_milvus_uri_does_not_break_importing_pymilvus(tmp_path):
@@ -180,7 +213,8 @@ def test_an_answer_that_repeats_its_memories_is_stored_as_an_echo(store, model):
     from helpers.layered import LayeredMemory
 
     convo = {"id": "echo", "user_id": "ed", "system": "You are a friendly assistant.",
-             "probes": [], "turns": [
+             "probes": [{"turn_id": "t3", "question": "Where does my sister work?", "evidence": ["t1"],
+                         "expects": ["nurse"]}], "turns": [
                  {"id": "t1", "session_id": "s1", "speaker": "user",
                   "text": "My sister Eunji works as a nurse at the children's hospital."},
                  {"id": "t2", "session_id": "s1", "speaker": "assistant", "text": "Noted."},

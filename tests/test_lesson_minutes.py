@@ -1,4 +1,5 @@
-"""The Goals cells state the minutes ``scripts/lesson_minutes.py`` computes, and the core fits the slot."""
+"""The minutes a room needs: each Goals cell, the guide's walk of the lesson and its schedule agree, the
+core of 01-08 fits 140 minutes with a buffer, and ``scripts/lesson_minutes.py`` counts what it says."""
 
 from __future__ import annotations
 
@@ -19,20 +20,69 @@ sys.modules["lesson_minutes"] = minutes  # dataclasses look their module up
 _spec.loader.exec_module(minutes)
 
 
-@pytest.mark.parametrize("path", lesson_paths(), ids=lambda p: p.stem)
-def test_goals_state_the_computed_minutes(path):
-    parts = minutes.lesson_minutes(path)
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "instructor_guide.md"
+WORKSHOP = [p for p in lesson_paths() if not p.name.startswith("00")]  # 00 is pre-work
+
+
+def _table_rows(pattern: str) -> list[list[str]]:
+    """The cells of the guide's table rows whose first cell matches ``pattern``."""
+    return [[cell.strip() for cell in line.split("|")[1:-1]]
+            for line in GUIDE.read_text("utf-8").splitlines() if re.match(pattern, line)]
+
+
+def _schedule() -> dict[str, tuple[int, int, int]]:
+    """The guide's schedule: lesson number -> (start, end, Going further minutes); also checks that the
+    rows follow on from 0:00 to 3:00 and returns them under "rows"."""
+    rows, clock, lessons = _table_rows(r"\| \d:\d\d–\d:\d\d \|"), 0, {}
+    assert rows, "no schedule table"
+    for when, what, _core, further in rows:
+        (h1, m1), (h2, m2) = (part.split(":") for part in when.split("–"))
+        start, end = int(h1) * 60 + int(m1), int(h2) * 60 + int(m2)
+        assert start == clock, f"{what[:40]}: starts at {start}, the row before ends at {clock}"
+        clock = end
+        lesson = re.match(r"\*\*(\d\d) · ", what)
+        if lesson:
+            lessons[lesson.group(1)] = (start, end, int(re.search(r"\(\+(\d+)\)$", further).group(1)))
+    assert clock == 180, clock
+    lessons["rows"] = rows
+    return lessons
+
+
+def _walk() -> dict[str, tuple[list[int], int]]:
+    """The guide's estimate walk: lesson number -> (minutes of each step, the stated total)."""
+    walk = {}
+    for lesson, steps, total in _table_rows(r"\| \d\d \| .* \| \d+ \|$"):
+        walk[lesson] = ([int(m) for m in re.findall(r"(\d+)(?: ·|$)", steps)], int(total))
+    return walk
+
+
+@pytest.mark.parametrize("path", WORKSHOP, ids=lambda p: p.stem)
+def test_goals_walk_and_schedule_agree(path):
+    """A lesson's Goals cell, the guide's walk of it and its slot in the schedule give the same minutes."""
     core, further = minutes.stated_minutes(path)
-    core_part, further_part = parts["core"], parts["going further"]
-    assert core == core_part.minutes, f"{path.name}: Goals say {core} min, the yardstick {core_part}"
-    if further_part.words or further_part.cells:
-        assert further == further_part.minutes, f"{path.name}: Going further {further_part}"
+    number = path.name[:2]
+    steps, total = _walk()[number]
+    start, end, scheduled_further = _schedule()[number]
+    assert sum(steps) == total == core == end - start, (path.name, steps, total, core, end - start)
+    assert scheduled_further == further, (path.name, scheduled_further, further)
+    assert len(steps) >= 3, "a walk names its steps"
 
 
-def test_the_core_of_lessons_01_to_08_fits_the_slot():
-    total = sum(minutes.lesson_minutes(p)["core"].minutes
-                for p in lesson_paths() if not p.name.startswith("00"))
-    assert total <= minutes.CORE_LIMIT, total
+def test_the_core_fits_the_slot_with_a_buffer():
+    """The core of 01-08 is at most CORE_LIMIT minutes, and the schedule keeps a buffer of 10 or more."""
+    core = sum(minutes.stated_minutes(p)[0] for p in WORKSHOP)
+    assert core <= minutes.CORE_LIMIT == 140, core
+    rows = _schedule()["rows"]
+    buffer = [r for r in rows if r[1].startswith("*Buffer*")]
+    assert len(buffer) == 1, "one buffer row"
+    (h1, m1), (h2, m2) = (part.split(":") for part in buffer[0][0].split("–"))
+    assert int(h2) * 60 + int(m2) - (int(h1) * 60 + int(m1)) >= 10, buffer
+
+
+def test_the_guide_states_the_total_it_schedules():
+    """The plan's sentence names the same core total as the Goals cells."""
+    core = sum(minutes.stated_minutes(p)[0] for p in WORKSHOP)
+    assert f"takes {core} minutes" in GUIDE.read_text("utf-8"), core
 
 
 def test_code_cells_are_short():
@@ -42,46 +92,27 @@ def test_code_cells_are_short():
     assert sum(lines) / len(lines) < 8, sum(lines) / len(lines)
 
 
-def test_the_yardstick_counts_what_it_says(tmp_path):
+def test_the_counts_are_what_they_say(tmp_path):
+    """The script counts an estimate's inputs: prose, Whys, cells, lines, checks and explorers, by part."""
     def cell(kind, text):
         code = {"outputs": [], "execution_count": None} if kind == "code" else {}
         return {"cell_type": kind, "source": [text], "metadata": {}, **code}
     goals = "**Goals** (5 min; the *Going further* section adds 2 min)\n"
     nb = {"cells": [cell("markdown", goals + "word " * 190),
-                    cell("code", 'with ask("q1") as q:\n    q.measured(1)'),
+                    cell("code", 'with ask("q1") as q:\n    # a comment\n    q.measured(1)'),
+                    cell("code", "explorer = TruncationExplorer(x)\nexplorer"),
                     cell("markdown", "## Going further: more\n" + "w " * 96), cell("code", "x = 1"),
                     cell("markdown", "## Try it\nplay"), cell("code", "# your experiments here")],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "99_x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
-    parts = minutes.lesson_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
-    core, further = parts["core"], parts["going further"]
-    assert (core.words, core.cells, core.checks, core.try_it) == (213, 1, 1, 3)
-    assert core.minutes == 8  # ceil(2.13 + 1 + 1 + 3): the Goals, the prose, the Why, Try it
-    assert (further.words, further.cells, further.minutes) == (99, 1, 2)
+    parts = minutes.lesson_parts(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
+    core, further, after = parts["core"], parts["going further"], parts["after"]
+    assert (core.words, core.why_words, core.cells, core.lines, core.checks, core.explorers) == \
+        (200, 10, 2, 4, 1, 1)
+    assert (further.words, further.cells, further.lines, further.checks) == (99, 1, 1, 0)
+    assert (after.words, after.cells, after.lines) == (3, 1, 0)
     assert minutes.stated_minutes(path) == (5, 2)
-
-
-def test_the_instructor_guide_schedules_the_stated_minutes():
-    """docs/instructor_guide.md's schedule gives each lesson the minutes its Goals state, and its
-    clock adds up: each lesson's slot is as long as its minutes, the rows follow on to 3:00."""
-    guide = (Path(__file__).resolve().parent.parent / "docs" / "instructor_guide.md").read_text("utf-8")
-    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in guide.splitlines()
-            if re.match(r"\| \d:\d\d–\d:\d\d \|", line)]
-    assert rows, "no schedule table"
-    clock = 0
-    for when, what, core, further in rows:
-        (h1, m1), (h2, m2) = (part.split(":") for part in when.split("–"))
-        start, end = int(h1) * 60 + int(m1), int(h2) * 60 + int(m2)
-        assert start == clock, f"{what[:40]}: starts at {start}, the row before ends at {clock}"
-        clock = end
-        lesson = re.match(r"\*\*(\d\d) · ", what)
-        if lesson:
-            (path,) = [p for p in lesson_paths() if p.name.startswith(lesson.group(1))]
-            stated = minutes.stated_minutes(path)
-            assert int(core) == stated[0] == end - start, (path.name, core, stated, end - start)
-            assert re.search(r"\(\+(\d+)\)$", further).group(1) == str(stated[1]), (path.name, further)
-    assert clock == 180
 
 
 def test_every_glossary_term_is_in_the_lesson_it_names():

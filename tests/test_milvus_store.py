@@ -32,6 +32,7 @@ from helpers.safe import InvalidIdError, filter_literal
 from helpers.store import (
     CONTENT_MAX_BYTES,
     LITE_FLUSH_EVERY,
+    PART_MAX_BYTES,
     DimensionMismatchError,
     MemoryStore,
     MilvusStoreError,
@@ -207,9 +208,9 @@ def test_korean_turn_over_the_byte_limit_round_trips_whole(store, user):
     korean = "가" * 2000  # 6,000 UTF-8 bytes: a server rejects it in one VARCHAR(5000)
     ids = add_turn(store, user, "s1", 1, korean, "네, 알겠어요.")
     whole = format_turn(korean, "네, 알겠어요.")
-    assert len(ids) == 2 and store.embedding_calls - calls == 2  # one embedding per chunk
-    assert store.count(user) == 2
-    for query in split_utf8(whole):  # a hit on either chunk returns the whole turn
+    assert len(ids) == 6 and store.embedding_calls - calls == 6  # one embedding per part of 1,200 bytes
+    assert store.count(user) == 6
+    for query in split_utf8(whole, store.max_chunk_bytes):  # a hit on any part returns the whole turn
         (hit,) = store.search(user, query, top_k=1)
         assert hit.content == whole and hit.ids == tuple(ids)
     (listed,) = store.rows(user)
@@ -378,13 +379,13 @@ def test_delete_user_removes_one_users_rows_only(uri):
     try:
         for r in range(1, 4):
             add_turn(store, "ann", "s1", r, f"ann's fact {r}")
-        add_turn(store, "ann", "s2", 1, "가" * 2000)  # two chunks: two rows
+        add_turn(store, "ann", "s2", 1, "가" * 2000)  # six parts of 1,200 bytes: six rows
         add_turn(store, "bob", "s1", 1, "ann's fact 1")
         if kind_of(uri) == "lite":
             store.flush()  # flushed and unflushed rows both go
         add_turn(store, "ann", "s3", 1, "written after the flush")
-        assert store.count("ann") == 6
-        assert store.delete_user("ann") == 6
+        assert store.count("ann") == 10
+        assert store.delete_user("ann") == 10
         assert store.count("ann") == 0 and store.rows("ann") == []
         assert store.search("ann", "User: ann's fact 1", top_k=5) == []
         (kept,) = store.search("bob", "User: ann's fact 1", top_k=5)
@@ -449,3 +450,75 @@ def test_lite_folder_locked_by_another_process(tmp_path, capfd):
         connect(str(tmp_path / "no_suffix"))
     reopened = open_store(uri=path, dim=DIM, embeddings=HashEmbeddings())  # free again
     reopened.close()
+
+
+def test_lite_connections_send_no_keepalive_pings(tmp_path):
+    """Lite's in-process gRPC server answers pymilvus' 10-second pings on an idle connection with
+    GOAWAY "too_many_pings" (seen failing a long lesson on a loaded machine): the course's Lite
+    clients, its own and the library way's, send none; a server connection keeps pymilvus' defaults."""
+    from helpers.course.milvus import LITE_GRPC_OPTIONS
+
+    client = connect(str(tmp_path / "idle.db"))
+    try:
+        options = client._handler._grpc_options  # what pymilvus builds the channel with
+        assert options["grpc.keepalive_permit_without_calls"] is False
+        assert options["grpc.keepalive_time_ms"] == LITE_GRPC_OPTIONS["grpc.keepalive_time_ms"] > 3600_000
+    finally:
+        client.close()
+
+
+# --- long messages: parts small enough for e5, embedding bounded per call ---------------------------
+
+
+def test_bounded_text_keeps_the_start_and_the_end_within_the_bytes():
+    from helpers.safe import bounded_text
+
+    text = "가나다라 " * 3000
+    short = bounded_text(text, PART_MAX_BYTES)
+    assert utf8_len(short) <= PART_MAX_BYTES and " … " in short
+    assert text.startswith(short.split(" … ")[0]) and text.endswith(short.split(" … ")[-1])
+    assert bounded_text("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, user, language):
+    from long_messages import LINES, pasted_file
+
+    embedder = HashEmbeddings(DIM)
+    seen: list[str] = []
+    embedder.embed_documents = lambda texts, inner=embedder.embed_documents: seen.extend(texts) or inner(
+        texts)
+    store = new_store(lite_uri, embeddings=embedder)
+    try:
+        paste = pasted_file(language)
+        ids = store.add(user, "s1", 1, paste, speaker="user", embed_parts=8)
+        parts = split_utf8(paste, PART_MAX_BYTES)
+        assert len(ids) == len(parts) > 30 and all(utf8_len(p) <= PART_MAX_BYTES for p in parts)
+        assert seen == parts[:8] and len(store.waiting) == len(parts) - 8  # 8 parts embedded now
+        store.add(user, "s1", 2, "Thanks!", speaker="user", embed_parts=8)  # its part, then 7 waiting
+        assert seen[8:] == ["Thanks!", *parts[8:15]] and len(store.waiting) == len(parts) - 15
+        assert store.catch_up() == len(parts) - 15 and store.waiting == [] and seen[-1] == parts[-1]
+        middle = parts[len(parts) // 2]
+        (hit,) = store.search(user, middle, top_k=1, parts=True)  # hash vectors: the same text is found
+        assert hit.content == middle and hit.part == (len(parts) // 2 + 1, len(parts))
+        (whole,) = store.search(user, middle, top_k=1)  # the default: the whole message
+        assert whole.content == paste and whole.part is None
+        line = LINES[language].format(n=300)
+        assert line in "".join(p for p in parts)
+    finally:
+        store.drop()
+
+
+def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
+    from long_messages import pasted_file
+
+    embedder = HashEmbeddings(DIM)
+    asked: list[str] = []
+    embedder.embed_query = lambda text, inner=embedder.embed_query: asked.append(text) or inner(text)
+    store = new_store(lite_uri, embeddings=embedder)
+    try:
+        store.search(user, pasted_file("en"), top_k=1)
+        (query,) = asked
+        assert utf8_len(query) <= PART_MAX_BYTES and query.endswith("Why did it fail?")
+    finally:
+        store.drop()

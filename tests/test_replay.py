@@ -4,6 +4,7 @@ helpers.course.tables, and for helpers.course.library_way.LibrarySummary."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
@@ -328,3 +329,95 @@ def test_a_recorded_reply_alone_is_stored_with_no_prompt_and_no_call(model):
     summarized = replay(RunningSummary(CountTrigger(0, 0)), turns, counted, "Be brief.")  # every step
     assert [r.memory_calls for r in summarized] == [1, 1, 1, 1] and len(calls) == 1 + 4
     assert summarized[2].prompt_tokens == 0 and summarized[2].memory_call_input_tokens > 0
+
+
+# --- a recorded conversation is replayed as recorded ----------------------------------------------
+
+
+def test_a_user_message_with_no_recorded_reply_is_stored_not_answered(model):
+    calls = []
+    turns = [Turn("I moved to Rome.", "s1", "u1", reply="Rome, wow."),
+             Turn("Anyway, talk tomorrow!", "s1", "u2", answer=False),  # the session ends on it
+             Turn(None, "s2", "a1", reply="Morning!"), Turn("Where do I live?", "s2", "p1")]
+    records = replay(FullHistory(), turns, model.with_listeners(on_start=calls.append), "Be brief.")
+    assert len(calls) == 1  # only the probe
+    alone = records[1]
+    assert (alone.user, alone.reply, len(alone.prompt), alone.prompt_tokens, alone.reply_tokens) == (
+        "Anyway, talk tomorrow!", "", 0, 0, 0)
+    assert [(m.id, m.text) for m in records[-1].prompt[1:]] == [
+        ("t1-user", "I moved to Rome."), ("t1-reply", "Rome, wow."), ("t2-user", "Anyway, talk tomorrow!"),
+        ("t3-reply", "Morning!"), ("t4-user", "Where do I live?")]  # no t2-reply: nothing invented
+
+
+def test_only_probes_are_answered_when_a_session_ends_on_user_lines():
+    from helpers.evaluate import conversation_turns, replay_message_ids
+
+    turns = [{"id": "u1", "session_id": "s1", "speaker": "user", "text": "I keep bees."},
+             {"id": "a1", "session_id": "s1", "speaker": "assistant", "text": "Bees!"},
+             {"id": "u2", "session_id": "s1", "speaker": "user", "text": "Gotta go."},
+             {"id": "u3", "session_id": "s1", "speaker": "user", "text": "Bye!"},
+             {"id": "a2", "session_id": "s2", "speaker": "assistant", "text": "Hi again."},
+             {"id": "p1", "session_id": "s2", "speaker": "user", "text": "What do I keep?"},
+             {"id": "u4", "session_id": "s2", "speaker": "user", "text": "Also, hi."},
+             {"id": "a3", "session_id": "s2", "speaker": "assistant", "text": "Hi."}]
+    steps = conversation_turns(turns, {"p1"})
+    assert [(t.turn_id, t.text, t.reply, t.answer) for t in steps] == [
+        ("u1", "I keep bees.", "Bees!", True), ("u2", "Gotta go.\nBye!", None, False),
+        ("a2", None, "Hi again.", True), ("p1", "What do I keep?", None, True),
+        ("u4", "Also, hi.", "Hi.", True)]  # a probe is answered alone, never given a recorded reply
+    assert replay_message_ids(turns, {"p1"}) == {
+        "u1": "t1-user", "a1": "t1-reply", "u2": "t2-user", "u3": "t2-user", "a2": "t3-reply",
+        "p1": "t4-user", "u4": "t5-user", "a3": "t5-reply"}
+    # without probe ids (or in a script of the user's side only) every unanswered line is answered
+    assert [(t.turn_id, t.answer) for t in conversation_turns(turns)][1:3] == [("u2", True), ("u3", True)]
+    user_side = [t for t in turns if t["speaker"] == "user"]
+    assert all(t.answer and t.reply is None for t in conversation_turns(user_side, {"p1"}))
+
+
+def _evaluation_files() -> list[str]:  # every file of data/ with turns and probes
+    from helpers.course.data import data_dir
+
+    read = {p.name: json.loads(p.read_text("utf-8")) for p in (data_dir()).rglob("*.json")}
+    return sorted(name for name, data in read.items() if isinstance(data, dict) and
+                  {"turns", "probes"} <= set(data))
+
+
+@pytest.mark.parametrize("name", _evaluation_files())
+def test_every_conversation_file_is_replayed_as_recorded(name, model):
+    """Nothing dropped: each data line is in the message its id maps to. Nothing invented: the only
+    messages that are not data lines are the model's answers, one per probe (every line of a script
+    of the user's side only, data/README.md)."""
+    from helpers.course.data import data_dir
+    from helpers.evaluate import evaluate_strategy, load_long_conversation, replay_message_ids
+
+    conversation = load_long_conversation(next(data_dir().rglob(name)))
+    probes = {p["turn_id"] for p in conversation["probes"]}
+    recorded = any(str(t.get("speaker")).lower() == "assistant" for t in conversation["turns"])
+    calls = []
+    rows = evaluate_strategy(FullHistory(), conversation, model.with_listeners(on_start=calls.append),
+                             progress=False)
+    ids = replay_message_ids(conversation["turns"], probes)
+    lines: dict[str, list[str]] = {}
+    for t in conversation["turns"]:
+        lines.setdefault(ids[t["id"]], []).append(t["text"])
+    sent = [*rows[-1].timeline[1:], AIMessage(rows[-1].reply, id=f"t{rows[-1].turn}-reply")]
+    messages = {m.id: m.text for m in sent if m.id.endswith("-user") or m.text}
+    assert all(messages.get(i) == "\n".join(texts) for i, texts in lines.items())  # nothing dropped
+    answered = {m_id for m_id in messages if m_id not in lines}  # messages that are no data line
+    asked = [r for r in rows if r.turn_id in probes] if recorded else rows
+    assert answered == {f"t{r.turn}-reply" for r in asked}  # the model's answers, nothing else
+    assert len(calls) == len(asked) == (len(probes) if recorded else len(conversation["turns"]))
+
+
+@pytest.mark.parametrize("name", ["alice_intro_en", "alice_month_en", "minsu_intro_ko", "minsu_month_ko"])
+def test_every_sample_conversation_is_replayed_line_by_line(name, model):
+    """The sample conversations record the user's side only: each line is sent once, in order, and
+    answered (data/README.md); none dropped."""
+    from helpers.course.data import list_conversations, load_conversation
+
+    assert name in list_conversations()
+    conversation = load_conversation(name)
+    rows = replay(FullHistory(), conversation.turns, model, conversation.system)
+    sent = [m for m in rows[-1].prompt[1:]]
+    assert [m.text for m in sent if m.type == "human"] == list(conversation.turns)
+    assert [m.type for m in sent] == ["human", "ai"] * (len(conversation.turns) - 1) + ["human"]

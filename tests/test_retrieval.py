@@ -453,3 +453,38 @@ def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
         assert "software engineer" not in record.reply and stranger.last_retrieved == []
     finally:
         store.drop()
+
+
+# --- a pasted file and a recorded user line with no reply -------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_retrieval_takes_a_pasted_file_and_sends_back_parts_not_the_whole_file(store, model, language):
+    from long_messages import pasted_file
+
+    from helpers.retrieval import EMBED_PARTS
+    from helpers.store import PART_MAX_BYTES
+    from helpers.tokens import count_tokens
+
+    memory = RetrievalMemory(store, "ann", "s1", top_k=3)
+    paste = pasted_file(language)
+    records = replay(memory, ["I work as a nurse.", paste, "What is my job?"], model, "Be brief.")
+    assert records[1].prompt[-1].text.endswith(paste)  # the question goes whole
+    assert records[1].embedding_calls <= EMBED_PARTS + 1  # the query and at most 8 parts of the turn
+    assert len(store.waiting) > 0  # the rest waits for later turns (catch_up: now)
+    store.catch_up()
+    assert store.waiting == []
+    hits = memory.last_retrieved
+    assert len(hits) == 3 and all(len(h.content.encode()) <= PART_MAX_BYTES for h in hits)
+    assert count_tokens(records[2].prompt) < 3 * 600  # three parts at most, never the whole file
+
+
+def test_retrieval_stores_a_user_message_that_got_no_reply(store, model):
+    from helpers.memory import Turn
+
+    memory = RetrievalMemory(store, "ann", "s1")
+    replay(memory, [Turn("I work as a nurse.", "s1", reply="Nice."),
+                    Turn("Gotta go, bye!", "s1", answer=False)], model, "Be brief.")
+    assert sorted(r.content for r in store.rows("ann")) == ["User: Gotta go, bye!",
+                                                           "User: I work as a nurse.\nAI: Nice."]
+    assert memory._written[("s1", 2)] == ("t2-user",)

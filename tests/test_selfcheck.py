@@ -88,3 +88,46 @@ def test_every_question_is_asked_once_and_has_an_answer_and_a_why():
     for qid, spec in checks().items():
         assert spec["answer"] is not None and spec["why"].strip(), qid
         assert spec.get("choices") is None or spec["answer"] in spec["choices"], qid
+
+
+def test_answer_before_the_value_is_measured_is_a_reminder(capsys):
+    q = ask("02.messages_sent")
+    q.answer("10")
+    assert RESULTS == [] and "Run the cell" in capsys.readouterr().out
+    q.measured(10, stored=8)
+    q.answer("10")
+    assert (RESULTS[-1].ok, RESULTS[-1].prediction, len(RESULTS)) == (True, "10", 1)
+    assert "Why. Before turn 5 the history stores 8 messages" in capsys.readouterr().out
+    assert "Right: you predicted '10', measured 10." in q.feedback.value  # the widget says so too
+
+
+def _outputs(cell) -> str:
+    """A cell's outputs as one text: streams, and the text/html or text/plain of displays."""
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/html", "")
+                   or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def test_in_a_kernel_the_output_stays_hidden_until_an_answer_then_shows_in_order(tmp_path, monkeypatch):
+    """The fallback where widgets do not render: a kernel with no front end (as nbclient's) never shows the
+    block's output in the check cell; ``q.answer`` in the next cell prints the verdict, the Why and the
+    held output in its order."""
+    import nbformat
+
+    from helpers.course.lessons import execute_lesson
+
+    cells = [
+        "from IPython.display import HTML, display\nfrom helpers.course.selfcheck import ask",
+        'with ask("02.messages_sent") as q:\n    print("first line")\n    display(HTML("<b>a table</b>"))\n'
+        '    print("last line")\n    q.measured(10, stored=8)',
+        'q.answer("9")',
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    path = tmp_path / "99_check.ipynb"
+    nbformat.write(nb, path)
+    run = execute_lesson(path, out_dir=tmp_path / "out", cell_timeout=60)
+    shown = [_outputs(cell) for cell in nbformat.read(run.output_path, as_version=4).cells]
+    assert "first line" not in shown[1] and "a table" not in shown[1]  # held: nothing given away
+    assert "❌ Not quite: you predicted '9', measured 10 (off by +1)." in shown[2]
+    assert "Why. Before turn 5 the history stores 8 messages" in shown[2]
+    assert shown[2].index("first line") < shown[2].index("<b>a table</b>") < shown[2].index("last line")
+    assert "CheckResult" not in shown[2]  # nothing but the verdict, the Why and the output

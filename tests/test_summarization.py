@@ -579,3 +579,29 @@ def test_token_trigger_counts_the_system_prompt_that_is_sent():
     sent = [r.prompt_tokens for r in records]
     assert max(sent) <= 3_500 + count_message_tokens(HumanMessage(stored[-2].text)) + 60
     assert sum(r.memory_calls for r in records) >= 1
+
+
+# --- a folded message longer than the summary cap -------------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_a_pasted_file_is_folded_shortened_with_a_marker_and_the_summary_stays_capped(language):
+    from long_messages import pasted_file
+
+    from helpers.summary import MAX_FOLDED_MESSAGE_TOKENS, TokenTrigger, shortened
+
+    paste = pasted_file(language)
+    short = shortened(paste)
+    assert count_text_tokens(short) <= MAX_FOLDED_MESSAGE_TOKENS
+    assert short.startswith(paste[:10]) and short.endswith(paste[-10:]) and "tokens cut ...]" in short
+    assert shortened("I live in Lisbon.") == "I live in Lisbon."
+    strategy = RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=200)
+    turns = ["My name is Alice." if language == "en" else "제 이름은 앨리스예요.", paste,
+             "What is my name?" if language == "en" else "제 이름이 뭐예요?", "Thanks!"]
+    records = replay(strategy, turns, OfflineChatModel(), "Be brief.")
+    assert [r.memory_calls for r in records] == [0, 1, 1, 0]  # the paste kept whole once, then folded
+    assert records[1].prompt[-1].text == paste  # the paste itself was sent whole
+    assert records[2].memory_call_input_tokens < MAX_FOLDED_MESSAGE_TOKENS + 500  # its fold: bounded
+    summary = records[-1].prompt[1]
+    assert summary.id == SUMMARY_ID and count_text_tokens(summary_text(summary)) <= 200
+    assert "t2-user" in summary.additional_kwargs["covers"]  # the paste is counted as folded in

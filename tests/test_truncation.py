@@ -443,3 +443,46 @@ def test_window_marks_matches_the_newest_equal_message():
         window_marks(messages, [HumanMessage("never said")])
     with pytest.raises(ValueError, match="not in messages"):
         window_marks(messages, [messages[2], messages[1]])  # wrong order
+
+
+# --- a message longer than the budget (a pasted file) ----------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_window_strategies_send_a_long_message_whole_with_nothing_older(language, model):
+    from long_messages import pasted_file
+
+    from helpers.memory import QUESTION, replay
+    from helpers.memory import SYSTEM as SYSTEM_PART
+    from helpers.window import CountWindow, FullHistory, LastN, TokenWindow
+
+    paste = HumanMessage(pasted_file(language), id="t3-user")
+    history = alice()[1:5]
+    for strategy in (TokenWindow(800), CountWindow(4), LastN(4), FullHistory()):
+        prompt = strategy.prompt(SYSTEM, history, paste)
+        assert prompt[-1] is paste and paste.text == pasted_file(language)  # whole, never cut
+    window = TokenWindow(800).prompt(SYSTEM, history, paste)
+    assert list(window) == [SYSTEM, paste]  # the budget left nothing older to go with it
+    assert [p[0].kind for p in window.parts] == [SYSTEM_PART, QUESTION]
+    assert count_tokens(window) > 20_000
+    with pytest.raises(TokenBudgetError) as info:  # the strict form, as lesson 04 teaches it
+        TokenWindow(800, strict=True).prompt(SYSTEM, history, paste)
+    assert info.value.newest_tokens == count_message_tokens(paste) > 20_000
+    # the next turn, a short question: the window is full again, the paste is dropped
+    records = replay(TokenWindow(200), [pasted_file(language), "What is my name?"], model, SYSTEM)
+    assert [len(r.prompt) for r in records] == [2, 2]  # system + the paste; system + the question
+    assert count_tokens(records[1].prompt) <= 200
+
+
+def test_token_window_not_strict_returns_the_newest_turn_whole_instead_of_raising():
+    messages = tool_history()[:6]  # the newest turn: question, tool calls, results, answer
+    needed = count_tokens(messages)
+    assert token_window(messages, needed - 1, strict=False) == messages  # the turn whole, no error
+    assert token_window(alice(), 24, strict=False) == [SYSTEM, alice()[-1]]
+    assert token_window([SYSTEM], 10, strict=False) == [SYSTEM]
+    assert token_window(alice()[1:], 11, strict=False) == [alice()[-1]]
+    for budget in range(20, count_tokens(alice()) + 2):  # where it fits, strict or not: the same
+        try:
+            assert token_window(alice(), budget, strict=False) == token_window(alice(), budget)
+        except TokenBudgetError:
+            assert token_window(alice(), budget, strict=False) == [SYSTEM, alice()[-1]]

@@ -11,6 +11,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage, trim_messages
 
+from helpers.course.milvus import LITE_GRPC_OPTIONS, milvus_kind
 from helpers.memory import Prompt, label
 from helpers.store import DEFAULT_NLIST, DEFAULT_NPROBE, Row, eq_filter, validate_id
 from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens, count_tokens
@@ -37,6 +38,7 @@ class LibrarySummary:
         self.middleware = SummarizationMiddleware(model=model, trigger=trigger, keep=keep,
                                                   token_counter=count_tokens)
         self._state: list[BaseMessage] = []
+        self._asked: int | None = None  # len(stored) + 1 when prompt() ran this turn
         self._covers: dict[str, tuple[str, ...]] = {}  # summary message id -> ids it folded in
 
     @property
@@ -57,13 +59,15 @@ class LibrarySummary:
                     m.id = m.id or str(uuid.uuid4())
                     self._covers[m.id] = tuple(folded)
             state = new_state
-        self._state = state
+        self._state, self._asked = state, len(stored) + 1  # after_turn adds what came after the question
         return label([system, *state] if system.text else list(state), system, new_message,
                      summaries=self._covers)
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """The state after this turn: what the middleware left, plus the reply."""
-        return [*self._state, stored[-1]]
+        """The state after this turn: what the middleware left, plus the reply; a step that sent
+        nothing (a recorded line stored as it was) is kept as it is."""
+        asked, self._asked = self._asked, None
+        return [*self._state, *stored[asked:]] if asked is not None else list(stored)
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage],
                       date: str = "") -> list[BaseMessage]:
@@ -93,7 +97,8 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
     validate_id(user_id, "user id")
     vector_store = Milvus(
         embedding_function=embeddings or get_embeddings(), collection_name=collection,
-        connection_args={"uri": uri, "token": token or ""},
+        connection_args={"uri": uri, "token": token or "",
+                         **({"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {})},
         index_params={"index_type": "IVF_FLAT", "metric_type": "COSINE", "params": {"nlist": nlist}},
         search_params={"metric_type": "COSINE", "params": {"nprobe": nprobe}},
         consistency_level="Strong", partition_key_field="user_id", drop_old=True, auto_id=True)

@@ -108,13 +108,13 @@ def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:
     """How ``messages`` plus ``reply_tokens`` (room for the reply) fit the context windows of
     ``data/context_windows.json``: one row per model, its window, the conversation + reply, the share
-    of the window, whether it fits, the source. Tokens, cl100k_base estimates."""
+    of the window, whether it fits, the source and the day it was checked. Tokens, cl100k_base estimates."""
     path = project_root() / "data" / "context_windows.json"
     windows = json.loads(path.read_text(encoding="utf-8"))
     total = count_tokens(messages) + reply_tokens
     return [{"model": m["model"], "provider": m["provider"], "context window": m["context_tokens"],
              "conversation + reply": total, "% of window": round(100 * total / m["context_tokens"], 1),
-             "fits": total <= m["context_tokens"], "source": m["source"]}
+             "fits": total <= m["context_tokens"], "source": m["source"], "checked": m["checked"]}
             for m in windows["models"]]
 
 

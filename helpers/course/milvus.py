@@ -108,6 +108,14 @@ def _unreachable(uri: str, exc: Exception) -> str:
             "remove MILVUS_URI to use the default Milvus Lite file under the runtime folder.")
 
 
+# Milvus Lite serves gRPC on a thread of this process. pymilvus pings every connection every 10 s,
+# even with no call under way; Lite's server keeps gRPC's default policy (a ping at most every
+# 5 minutes without data) and answers an idle client with GOAWAY "too_many_pings" after two such
+# pings, which can leave the next call failing. A loopback peer in the same process cannot
+# vanish unseen, so keepalive is switched off for Lite only; servers keep pymilvus' defaults.
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": False}
+
+
 def connect(uri: str, token: str | None = None, timeout: float = 30.0):
     """A ``pymilvus.MilvusClient`` for ``uri`` (a Milvus Lite path ending in ``.db``, its folder created;
     ``http://host:19530``; a Zilliz Cloud URI), ``token`` (server, cloud), ``timeout`` (s). Raises
@@ -123,8 +131,9 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
         if not uri.endswith(".db"):
             raise ValueError(f"a Milvus Lite path must end in '.db', got {uri!r}")
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    options = {"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {}
     try:
-        return MilvusClient(uri=uri, token=token or "", timeout=timeout)
+        return MilvusClient(uri=uri, token=token or "", timeout=timeout, **options)
     except ConnectionConfigException as exc:
         if milvus_kind(uri) != "lite" or "Open local milvus failed" not in str(exc):
             raise

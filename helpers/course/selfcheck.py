@@ -14,7 +14,12 @@ the Why and the held output. Each question's reference answer, choices and Why l
 so its numbers are measured, never typed. ``COURSE_REFERENCE_ANSWERS=1`` (the notebook tests)
 commits the reference answer as soon as the value is measured, so executing a lesson checks that
 its reference answers still hold. Every verdict is appended to ``RESULTS``; errors raised inside
-the ``with`` block are shown and re-raised, never hidden."""
+the ``with`` block are shown and re-raised, never hidden.
+
+The block's output (prints, tables, plots) is captured in the kernel, not by the widget front end,
+so it is never lost. Where the answer box does not render, commit in code instead, in a new cell:
+``q.answer("your prediction")`` prints the verdict, the Why and the held output as plain cell
+output."""
 
 from __future__ import annotations
 
@@ -59,6 +64,56 @@ class CheckResult:
 RESULTS: list[CheckResult] = []
 
 
+class HeldOutput:
+    """What a block prints or displays (text, tables, plots), held in order in the kernel until ``show()``; a
+    context manager (needs IPython). Unlike ``ipywidgets.Output``, filled by the front end, it works where
+    widgets do not render."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any, Any]] = []  # (stream name, text, None) or ("display", data, meta)
+
+    def __enter__(self) -> HeldOutput:
+        import io
+        import sys
+
+        from IPython import get_ipython
+        from IPython.core.displaypub import DisplayPublisher
+
+        items, shell = self.items, get_ipython()
+
+        class Publisher(DisplayPublisher):
+            def publish(self, data, metadata=None, *args, **kwargs):
+                items.append(("display", data, metadata))
+
+        class Stream(io.TextIOBase):
+            def __init__(self, name: str) -> None:
+                self.stream = name
+
+            def write(self, text: str) -> int:
+                items.append((self.stream, text, None))
+                return len(text)
+
+        self._saved = (shell, sys.stdout, sys.stderr, shell.display_pub)
+        shell.display_pub, sys.stdout, sys.stderr = Publisher(shell=shell), Stream("stdout"), Stream("stderr")
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        import sys
+
+        shell, sys.stdout, sys.stderr, shell.display_pub = self._saved
+        return False
+
+    def show(self) -> None:
+        """Print and display the held items, in their order, where output goes now."""
+        import sys
+
+        from IPython.display import publish_display_data
+
+        for kind, data, metadata in self.items:
+            _ = publish_display_data(data, metadata) if kind == "display" else getattr(sys, kind).write(data)
+        sys.stdout.flush()
+
+
 def reference_mode() -> bool:
     """True when ``COURSE_REFERENCE_ANSWERS`` is set to ``1``/``true``/``yes``."""
     return os.environ.get(REFERENCE_ENV, "").strip().lower() in {"1", "true", "yes"}
@@ -100,14 +155,16 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, s
 
 
 class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
-    """An answer box, a Check button and a held output for the question ``question_id`` (KeyError: an id
-    in no ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it."""
+    """An answer box, a Check button and the held output of question ``question_id`` (KeyError: an id in no
+    ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it. Commit
+    with the button or, where widgets do not render, ``answer(prediction)`` in a new cell."""
 
     def __init__(self, question_id: str) -> None:
-        import ipywidgets as w
-
         self.id, self.spec = question_id, checks()[question_id]
         self.actual, self.facts, self.result = None, {}, None
+        self.captured, self._capture = None, None  # the block's output, held in the kernel
+        import ipywidgets as w
+
         choices = self.spec.get("choices")
         self.box = (w.Dropdown(options=[("choose…", None), *[(str(c), c) for c in choices]])
                     if choices else w.Text(placeholder="your prediction"))
@@ -119,17 +176,22 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
                             self.feedback, self.held])
 
     def __enter__(self) -> ask:
+        from IPython import get_ipython
         from IPython.display import display
 
         display(self.view)
-        self.held.__enter__()
+        if get_ipython() is not None:  # in a kernel: hold everything the block shows
+            self._capture = HeldOutput()
+            self.captured = self._capture.__enter__()
         return self
 
     def __exit__(self, kind, error, traceback) -> bool:
-        self.held.__exit__(None, None, None)  # the error, if any, shows in the cell and stops Run All
-        if error is not None:
-            self.held.layout.display = ""
-        return False
+        if self._capture is not None:
+            self._capture.__exit__()
+            self._capture = None
+        if error is not None or self.result is not None:  # an error, or reference mode: show it now
+            self._reveal(in_widget=True)
+        return False  # the error, if any, shows in the cell and stops Run All
 
     def measured(self, actual: Any, **facts: Any) -> None:
         """Record the measured value (and the Why's named facts); reference mode checks at once."""
@@ -137,26 +199,48 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         if reference_mode():
             self.check(self.spec["answer"], reference=True)
 
-    def why(self) -> str:
-        """The Why, its ``{names}`` filled from this run (HTML; `code` becomes <code>code</code>)."""
+    def why(self, html: bool = True) -> str:
+        """The Why, its ``{names}`` filled from this run (``html``: `code` becomes <code>code</code>)."""
         settings = load_settings()  # "{models}": e.g. "the offline stand-in and multilingual-e5-small"
         chat = "the offline stand-in" if settings.chat_provider == OFFLINE else settings.chat_model
         models = f"{chat} and {settings.embedding_model}"
         text = self.spec["why"].format(actual=self.actual, models=models, **self.facts)
-        return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", text) if html else text
 
-    def check(self, prediction: Any, reference: bool = False) -> CheckResult | None:
-        """What the Check button does: the verdict, the Why and the held output, or a reminder."""
+    def _reveal(self, in_widget: bool) -> None:
+        """Show the held output in the widget or in the current cell; inside the block, at its end."""
+        if self._capture is not None:
+            return
+        if in_widget:
+            self.held.layout.display = ""
+            with self.held:
+                _ = self.captured.show() if self.captured is not None else None
+        elif self.captured is not None:
+            self.captured.show()
+
+    def check(self, prediction: Any, reference: bool = False, in_widget: bool = True) -> CheckResult | None:
+        """The verdict, the Why and the held output (what the Check button does), or a reminder; with
+        ``in_widget=False`` (``answer``) they are printed in the current cell."""
+        result = None
         if prediction is None or (isinstance(prediction, str) and not prediction.strip()):
-            self.feedback.value = "✍️ Write your prediction first, then press Check."
-            return None
-        if self.actual is None:
-            self.feedback.value = "⏳ Run the cell to its end first."
-            return None
-        ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
-        source = " (reference answer)" if reference else ""
-        self.feedback.value = f"<p><b>{line}</b>{source}</p><p><b>Why.</b> {self.why()}</p>"
-        self.held.layout.display = ""
-        self.result = CheckResult(self.id, prediction, self.actual, ok, reference)
-        RESULTS.append(self.result)
-        return self.result
+            line = "✍️ Write your prediction first, then press Check."
+        elif self.actual is None:
+            line = "⏳ Run the cell to its end first."
+        else:
+            ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
+            line += " (reference answer)" if reference else ""
+            result = self.result = CheckResult(self.id, prediction, self.actual, ok, reference)
+            RESULTS.append(result)
+        why = f"<p><b>Why.</b> {self.why()}</p>" if result is not None else ""
+        self.feedback.value = f"<p><b>{line}</b></p>{why}"
+        if not in_widget:
+            print(f"{line}\nWhy. {self.why(html=False)}" if result is not None else line)
+        if result is not None:
+            self._reveal(in_widget)
+        return result
+
+    def answer(self, prediction: Any) -> None:
+        """Commit ``prediction`` in code, in a new cell below the check: prints the verdict and the Why, then
+        shows the held output in that cell (the result goes to ``RESULTS``). The fallback where the answer
+        box does not render."""
+        self.check(prediction, in_widget=False)
