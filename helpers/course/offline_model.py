@@ -181,9 +181,11 @@ def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[t
         if prefix := _LINE_ROLE.match(line):
             current, prefixed = _ROLES.get(prefix.group(1).lower(), "ai"), "role"
             line = _MARKUP.sub("", line[prefix.end() :])
-        elif not line:
+        elif not line or bullet:  # a blank line or a new list item ends a speaker's lines
             current, prefixed = role, marked
         line = re.sub(r"</?[\w-]+[^>]*>|\*\*|`", "", line).strip()  # inline tags, bold, code marks
+        if current == "ai" and classify_turn(line, "assistant") == "dont_know":
+            continue  # "I don't know: ..." states nothing, not even after its colon
         kind = prefixed or ("bullet" if bullet else "")
         quoting = _QUOTES.finditer(line) if current == "ai" else ()
         quotes = [(_QUOTED[q.group(1)], q.group(2)) for q in quoting]
