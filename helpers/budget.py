@@ -2,7 +2,8 @@
 
 Plain top-k fails on long two-person conversations: a fixed k wastes the budget or drops a hit that
 does not fit without trying the next, the fact is often in the row *next to* the hit, and words said
-twice take the budget twice. ``fill_budget`` fixes each (the effect of each step: docs/design-notes.md)."""
+twice take the budget twice (a neighbour can bring them back). ``fill_budget`` fixes each (the
+effect of each step: docs/design-notes.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import Hit, MemoryStore, Row
+from helpers.text import memory_block
 from helpers.tokens import count_text_tokens
 
 
@@ -44,10 +46,12 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
     if budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
     taken: dict[Hashable, Row] = {}
-    groups, used, hits = set(), 0, 0
+    groups, used, hits, texts = set(), 0, 0, set()
 
     def take(row: Row) -> bool:
         nonlocal used
+        if normalized(row.content) in texts:  # the same words said twice (a neighbour too) go once
+            return False
         need, group = cost(row), None
         if group_cost is not None:
             group, extra = group_cost(row)
@@ -56,6 +60,7 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
             return False
         taken[_key(row)], used = row, used + need
         groups.add(group)
+        texts.add(normalized(row.content))
         return True
 
     for hit in ranked:
@@ -71,6 +76,9 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
     return list(taken.values())
 
 
+_FRAME_TOKENS = count_text_tokens(memory_block("retrieved", HEADER, "")) + 1  # tags, note, line breaks
+
+
 def _line_cost(row: Row) -> int:
     return count_text_tokens(memory_line(row)) + 1  # the line and its line break
 
@@ -81,10 +89,11 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
-                neighbours_of: int = 1, skip: Callable[[Hit], bool] | None = None,
+                neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
                 prefer: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
-    once), drop repeats (``kinds.normalized``) and hits where ``skip`` is true (e.g. in the window), put hits
+    once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
+    window; hits and neighbours), put hits
     where ``prefer`` is true first (e.g. the lines of the person a question names), bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
@@ -100,10 +109,11 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     near: dict[Hashable, list[Row]] = {}
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
-        near = {_key(hit): nearest_same_speaker(
-                    hit, [r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS])
+        near = {_key(hit): nearest_same_speaker(hit, [  # a neighbour already in the window: not again
+                    r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS
+                    and (skip is None or not skip(r))])
                 for hit in hits[:neighbours_of]}
-    if budget_tokens < (head := count_text_tokens(HEADER) + 1):  # the header line and its line break
+    if budget_tokens < (head := _FRAME_TOKENS):  # the block's tags and note, their line breaks
         return [], ""
     chosen = select_hits(hits, budget_tokens - head, _line_cost, neighbours=near,
                          neighbour_hits=neighbours_of, group_cost=_header_cost)

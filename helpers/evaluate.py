@@ -15,6 +15,7 @@ from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from helpers.caching import DEFAULT_MODEL, caching_totals, load_prices
 from helpers.config import project_root
 from helpers.kinds import classify_turn
 from helpers.memory import (
@@ -54,8 +55,8 @@ def replay_steps(turns: Sequence[dict], probes: Collection[str] | None = None
     invented or moved to another session. Lines of one role in a row in a session are one message; user
     lines followed by assistant lines of their session have them as recorded reply; assistant lines with no
     user line before are a step alone. ``probes``: the turn ids of the probes: each is a step alone that the
-    model answers (``answered``); other user lines with no recorded reply are one message, stored
-    unanswered. With ``probes=None``, or when no line is the assistant's (a script of the user's side,
+    model answers; other user lines with no recorded reply are one message, stored unanswered. With
+    ``probes=None``, or when no line is the assistant's (a script of the user's side,
     ``data/README.md``), every user line with no recorded reply is a step of its own that the model answers.
     ValueError naming the turn: no str ``id`` or ``text``; a ``speaker`` not ``user`` (the default) or
     ``assistant``, in any case (read as the user's, a narrator's or a system line would be misquoted)."""
@@ -65,61 +66,41 @@ def replay_steps(turns: Sequence[dict], probes: Collection[str] | None = None
             raise ValueError(f"{at} has no str {' or '.join(map(repr, bad))}: every turn needs both")
         if str(speaker := t.get("speaker", "user")).lower() not in ("user", "assistant"):
             raise ValueError(f"{at} has speaker {speaker!r}; accepted, any case: 'user', 'assistant'")
-    every = _answers_every_line(turns, probes)
-    asked = set() if every else set(probes or ())  # each a step alone, answered
+    asked = _asked(turns, probes)
     steps: list[tuple[list[dict], list[dict]]] = []
-    for (session, assistant), group in groupby(turns, lambda t: (t.get("session_id"), _is_assistant(t))):
-        run = list(group)
-        if not assistant:
-            steps += [(part, []) for part in _split_at_probes(run, asked)]
-        elif (steps and steps[-1][0] and not steps[-1][1] and steps[-1][0][0].get("session_id") == session
-              and steps[-1][0][0]["id"] not in asked):
-            steps[-1] = (steps[-1][0], run)  # the reply of the user lines before
+
+    def key(t: dict) -> tuple:  # a probe is a group of its own
+        return t.get("session_id"), _is_assistant(t), t["id"] if asked and t["id"] in asked else None
+
+    for (session, assistant, _), group in groupby(turns, key):
+        run, last = list(group), steps[-1][0] if steps and not steps[-1][1] else []
+        if assistant and last and last[0].get("session_id") == session and key(last[0])[2] is None:
+            steps[-1] = (last, run)  # the reply of the user lines before
         else:
-            steps.append(([], run))
+            steps.append(([], run) if assistant else (run, []))
     return [step for users, replies in steps
-            for step in ([([t], []) for t in users] if every and not replies else [(users, replies)])]
-
-
-def answered(step: tuple[list[dict], list[dict]], turns: Sequence[dict],
-             probes: Collection[str] | None = None) -> bool:
-    """Does the model answer this step of ``replay_steps(turns, probes)``? Only a user message with no
-    recorded reply that is a probe (or any such, under the rule ``replay_steps`` gives for ``None``)."""
-    users, replies = step
-    return bool(users) and not replies and (_answers_every_line(turns, probes) or (
-        len(users) == 1 and users[0]["id"] in set(probes or ())))
+            for step in ([([t], []) for t in users] if asked is None and not replies else [(users, replies)])]
 
 
 def _is_assistant(turn: dict) -> bool:
     return str(turn.get("speaker")).lower() == "assistant"
 
 
-def _answers_every_line(turns: Sequence[dict], probes: Collection[str] | None) -> bool:
-    return probes is None or not any(map(_is_assistant, turns))
-
-
-def _split_at_probes(run: list[dict], probes: set[str]) -> list[list[dict]]:
-    """A run of user lines as messages: each probe alone, the lines between them joined."""
-    parts: list[list[dict]] = []
-    for line in run:
-        if line["id"] in probes:
-            parts.append([line])
-        elif parts and parts[-1][-1]["id"] not in probes:
-            parts[-1].append(line)
-        else:
-            parts.append([line])
-    return parts
+def _asked(turns: Sequence[dict], probes: Collection[str] | None) -> set[str] | None:
+    """The ids of the user lines the model answers; ``None``: every one without a recorded reply."""
+    return None if probes is None or not any(map(_is_assistant, turns)) else set(probes)
 
 
 def conversation_turns(turns: Sequence[dict], probes: Collection[str] | None = None) -> list[Turn]:
     """The ``Turn`` of each of ``replay_steps(turns, probes)``: a message's lines joined by ``"\\n"``, the
-    first line's id, session and date; ``answer`` False for a user message stored unanswered (only the
-    steps ``answered`` says are sent to the model)."""
+    first line's id, session and date; ``answer`` False for a user message stored unanswered (no reply
+    recorded, not a probe)."""
     def text(lines: list[dict]) -> str | None:
         return "\n".join(t["text"] for t in lines) if lines else None
 
+    asked = _asked(turns, probes)
     return [Turn(text(users), first.get("session_id"), first["id"], first.get("date", ""), text(replies),
-                 answer=bool(replies) or answered((users, replies), turns, probes))
+                 answer=bool(replies) or asked is None or first["id"] in asked)
             for users, replies in replay_steps(turns, probes) for first in [(users or replies)[0]]]
 
 
@@ -208,9 +189,11 @@ def recall_totals(records: Sequence[TurnRecord]) -> dict:
 
 def summarize_runs(runs: dict[str, list[ScoredTurn]]) -> list[dict]:
     """One row per strategy: token, call and time totals and evidence recall; the ``%`` column is
-    relative to the first strategy (full history)."""
-    table, first = [], None
+    relative to the first strategy (full history); input dollars without and with prompt caching
+    at ``caching.DEFAULT_MODEL``'s prices (``caching.caching_totals``)."""
+    table, first, price = [], None, load_prices()[DEFAULT_MODEL]
     for name, records in runs.items():
+        cached = caching_totals(records, price)
         total, recall = totals(records), recall_totals(records)
         prompt_total = total["prompt tokens (total)"]
         first = first or prompt_total
@@ -222,6 +205,8 @@ def summarize_runs(runs: dict[str, list[ScoredTurn]]) -> list[dict]:
             "% of first strategy's tokens": round(100 * prompt_total / first, 1) if first else None,
             "extra calls": total["extra calls"],
             "extra call tokens": total["extra call tokens"],
+            f"input $ ({DEFAULT_MODEL})": cached["input $ without caching"],
+            f"input $ cached ({DEFAULT_MODEL})": cached["input $ with caching"],
             "all input tokens (total)": prompt_total + total["extra call tokens"],
             "extra embeddings": total["extra embeddings"],
             "overhead ms (p50)": total["overhead ms (p50)"],

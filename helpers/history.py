@@ -23,6 +23,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from helpers.config import runtime_dir
+from helpers.text import nfc_message
 
 FORMAT, VERSION = "llm-memory-course/history", 1
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -164,7 +165,7 @@ class FileHistory(BaseChatMessageHistory):
         if not isinstance(items := data.get("messages"), list):
             raise self._error("'messages' is missing or is not a list")
         try:
-            return messages_from_dict(items)
+            return [nfc_message(m) for m in messages_from_dict(items)]  # a file written by other tools too
         except Exception as exc:  # KeyError, ValueError (unknown type), pydantic errors
             raise self._error(f"a message cannot be loaded ({type(exc).__name__}: {exc})") from exc
 
@@ -200,12 +201,14 @@ def _dump(session_id: str, messages: list[BaseMessage]) -> str:
 
 
 def _check_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` as written: each a ``BaseMessage`` (else TypeError), valid UTF-8 (else ValueError), its
+    text NFC (``text.nfc_message``: Korean typed on macOS comes back as Windows types it)."""
     items = list(messages)
     for i, message in enumerate(items):
         if not isinstance(message, BaseMessage):
             raise TypeError(f"messages[{i}] is a {type(message).__name__}, not a BaseMessage")
         utf8_encode(message.text, f"the text of messages[{i}] ({message.type})")
-    return items
+    return [nfc_message(m) for m in items]
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -5,12 +5,14 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each layer
+Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never
+the system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and
+date. LangChain has each layer
 (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their budgets per section."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -22,7 +24,8 @@ from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
-from helpers.tokens import count_message_tokens, count_text_tokens
+from helpers.text import is_blank, nfc, nfc_message
+from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
@@ -40,43 +43,59 @@ class LayeredTurn:
     summary_calls: int = 0
     embedding_calls: int = 0
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
+    skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
 
 
 def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None,
-                   embed_parts: int | None = EMBED_PARTS) -> list[str]:
+                   names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
+                   embed_kinds: Collection[str] | None = SEARCHED_KINDS,
+                   skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
-    repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one embedding
-    call. ``other`` counts the reply side's turns (classified like the user's once a person). At most
+    repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one insert.
+    ``other`` counts the reply side's turns (classified like the user's once a person). Only rows of
+    ``embed_kinds`` are embedded (``None``: all): the others are never searched by meaning, so they are
+    stored without (``MemoryStore.add(embed=False)``), found as neighbours and listed. At most
     ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
     (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
-    room left over embeds parts waiting from earlier turns."""
-    texts, calls = [m.text for m in messages], store.embedding_calls
-    one_chunk = all(len(split_utf8(t, store.max_chunk_bytes)) == 1 for t in texts)
-    vectors = store.embed(texts) if one_chunk else [None] * len(texts)
-    ids = []
-    for offset, message in enumerate(messages):
+    room left over embeds parts waiting from earlier turns. A blank message (``store.add`` refuses it)
+    keeps its round, is not stored, and why is appended to ``skipped``. Text is stored NFC."""
+    for message in messages:
+        if is_blank(message.text):
+            (skipped if skipped is not None else []).append(
+                f"{message.id or message.type}: blank text, not stored (nothing to find by meaning)")
+    numbered = [(first_round + i, m) for i, m in enumerate(messages) if not is_blank(m.text)]
+    texts, calls, kinds = [nfc(m.text) for _, m in numbered], store.embedding_calls, []
+    long = [len(split_utf8(t, store.max_chunk_bytes)) > 1 for t in texts]
+    for (_, message), text, several in zip(numbered, texts, long, strict=True):
         speaker = "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
-            other.add(message.text)
-        kind = classify_turn(message.text, speaker, other is not None and other.is_person)
-        if kind in ("question", "request") and vectors[offset] is None and len(
-                split_utf8(message.text, store.max_chunk_bytes)) > 1:
+            other.add(text)
+        kind = classify_turn(text, speaker, other is not None and other.is_person)
+        if kind in ("question", "request") and several:
             kind = "statement"  # a pasted file: what it holds is content, whatever its last line asks
-        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(message.text, supplied):
+        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
             kind = "echo"
-        number = first_round + offset
-        left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
-        ids += store.add(user_id, session_id, number, message.text, kind=kind, speaker=speaker,
-                         name=(names or {}).get(speaker, ""), date=date, vector=vectors[offset],
-                         embed_parts=None if vectors[offset] is not None else left)
-        written.add(session_id, number, message)
-    left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
-    if store.waiting and left > 0:
-        store.catch_up(left)
+        kinds.append(kind)
+    embed = [embed_kinds is None or kind in embed_kinds for kind in kinds]
+    short = [t for t, several, e in zip(texts, long, embed, strict=True) if e and not several]
+    vectors = iter(store.embed(short) if short else [])  # the short ones in one call
+    ids = []
+    with store.one_insert():
+        for (number, message), text, kind, several, e in zip(numbered, texts, kinds, long, embed,
+                                                            strict=True):
+            speaker = "user" if message.type == "human" else "assistant"
+            left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
+            ids += store.add(user_id, session_id, number, text, kind=kind, speaker=speaker,
+                             name=(names or {}).get(speaker, ""), date=date, embed=e,
+                             vector=next(vectors) if e and not several else None,
+                             embed_parts=left if e and several else None)
+            written.add(session_id, number, message)
+        left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
+        if store.waiting and left > 0:
+            store.catch_up(left)
     return ids
 
 
@@ -150,9 +169,10 @@ class LayeredMemory:
         """``[system, summary?, retrieved?, *window]`` for this turn. A new message over ``window_tokens``
         is sent whole, alone in the window; the summary and retrieved sections keep their own budgets."""
         summary, recent = split_stored(stored)
+        new_message = nfc_message(new_message)  # one Unicode form for the window, the search, the model
         window = token_window([*recent, new_message], self.window_tokens, strict=False)
         turn = self._turn = LayeredTurn(round=self.round)
-        turn.window_section_tokens = sum(count_message_tokens(m) for m in window)
+        turn.window_section_tokens = sum(map(default_counter().message_tokens, window))
         turn.summary_section_tokens = count_message_tokens(summary) if summary is not None else 0
         retrieved = self._retrieve(new_message.text, window)
         turn.retrieved_section_tokens = count_message_tokens(retrieved) if retrieved is not None else 0
@@ -160,7 +180,7 @@ class LayeredMemory:
         turn.supplied = "\n".join(m.text for m in sections)
         return label([system, *sections, *window], system, new_message)
 
-    def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> SystemMessage | None:
+    def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> HumanMessage | None:
         budget = self.retrieval_budget(question)
         self._turn.retrieved = self.last_retrieved = []
         if budget < 1:
@@ -177,7 +197,8 @@ class LayeredMemory:
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
-        return SystemMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
+        # a user message: stored lines are data, never the system prompt's instructions (memory_block)
+        return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
@@ -186,7 +207,7 @@ class LayeredMemory:
         calls = self.store.embedding_calls
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
                        date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
-                       names=self.names)
+                       names=self.names, skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:

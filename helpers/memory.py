@@ -21,6 +21,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tracers.context import register_configure_hook
 
+from helpers.text import nfc
 from helpers.tokens import count_tokens
 
 SYSTEM = "system"  # the system prompt
@@ -34,8 +35,6 @@ MARKS = (KEPT, DROPPED, SUMMARIZED, SUMMARY, RETRIEVED)  # SUMMARY and RETRIEVED
 SUMMARY_ID = "running-summary"  # the id of the running summary's message (helpers.summary)
 RETRIEVED_ID = "retrieved-memories"  # the id of the retrieved section's message (helpers.layered)
 COVERS_KEY = "covers"  # additional_kwargs[COVERS_KEY]: ids of the messages a summary folded in
-
-
 def message_id(turn: int, role: str) -> str:
     """The id ``replay`` gives a message (``role``: user/reply; ``turn``: 1, 2 ...): ``"t3-user"``."""
     return f"t{turn}-{role}"
@@ -227,9 +226,10 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
     sent and kept; ``strategy.start_session`` is called whenever the session id changes (with the
     turn's ``date`` if any), ``on_turn(record, turn)`` after each turn. ``record``: the
     ``TurnRecord`` class to build (``evaluate.ScoredTurn`` adds probe fields). The model is called
-    only for a user message with no recorded reply and ``answer`` True. Raises what the strategy
-    raises: ``summary.SummarizationError`` (a summary call failed; the records so far are lost), or
-    ``window.TokenBudgetError`` / ``MessageBudgetError`` from a strict window built by hand."""
+    only for a user message with no recorded reply and ``answer`` True. Text is made NFC as it enters
+    (``text.nfc``). Raises what the strategy raises: ``summary.SummarizationError`` (a summary call
+    failed; the records so far are lost), or ``window.TokenBudgetError`` / ``MessageBudgetError`` from a
+    strict window built by hand."""
     system = system if isinstance(system, SystemMessage) else SystemMessage(system)
     stored: list[BaseMessage] = []  # what the strategy keeps
     everything, records, session = [], [], None  # everything: every message so far, for the timeline
@@ -239,7 +239,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if turn.session_id not in (None, session):  # a new session; strategies of your own need no date
                 session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
                 stored = list(strategy.start_session(session, stored, **dated))
-            new = [HumanMessage(turn.text, id=message_id(number, "user"))] if turn.text is not None else []
+            new = [HumanMessage(nfc(turn.text), id=message_id(number, "user"))] if turn.text is not None \
+                else []
             answer_call = bool(new) and turn.reply is None and turn.answer
             asks = answer_call or (bool(new) and turn.reply is not None)  # a prompt, sent or as if
             embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
@@ -249,7 +250,7 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if answer_call:
                 reply = [model.invoke(prompt)]
             else:  # a recorded reply, or a recorded user message that got none: stored as recorded
-                reply = [AIMessage(turn.reply)] if turn.reply is not None else []
+                reply = [AIMessage(nfc(turn.reply))] if turn.reply is not None else []
             answer_done, answered = time.perf_counter(), calls.snapshot()
             for message in reply:
                 message.id = message_id(number, "reply")
@@ -262,8 +263,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             everything += [*new, *reply]
             usage = (reply[0].usage_metadata or {}) if reply else {}
             done = record(
-                turn=number, user=turn.text or "", reply=reply[0].text if reply else "", prompt=prompt,
-                timeline=timeline, marks=marks,
+                turn=number, user=new[0].text if new else "", reply=reply[0].text if reply else "",
+                prompt=prompt, timeline=timeline, marks=marks,
                 reply_tokens=usage.get("output_tokens", 0), prompt_tokens=tokens_sent,
                 memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
                 memory_call_input_tokens=spent[1] - tokens_sent * answer_call,

@@ -70,13 +70,12 @@ def split_utf8(text: str, max_bytes: int = CONTENT_MAX_BYTES) -> list[str]:
 
 
 def bounded_text(text: str, max_bytes: int) -> str:
-    """``text`` if it is at most ``max_bytes`` (>= 8) UTF-8 bytes, else its first third and last two
-    thirds of that many bytes joined by ``" … "``, cut between characters: what is asked usually
-    opens or closes a long message ("Here is my log: ... Why does it fail?")."""
+    """``text`` if at most ``max_bytes`` (>= 8, else ValueError) UTF-8 bytes, else the first third and last
+    two thirds of that many around ``" … "``, cut between characters (a long message's question opens or
+    closes it: "Here is my log: ... Why does it fail?")."""
     if max_bytes < 8:
         raise ValueError(f"max_bytes must be at least 8, got {max_bytes}")
-    data = utf8_encode(text)
-    if len(data) <= max_bytes:
+    if len(data := utf8_encode(text)) <= max_bytes:
         return text
     head = split_utf8(text, max_bytes // 3)[0]
     start = len(data) - (max_bytes - utf8_len(head) - len(" … ".encode()))

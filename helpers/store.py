@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from helpers.safe import (
     CONTENT_MAX_BYTES,
@@ -22,14 +22,13 @@ from helpers.safe import (
     utf8_len,
     validate_id,
 )
+from helpers.text import is_blank, nfc, utc_iso, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
-#: A stored part's and a query's UTF-8 bytes: within e5's one 512-token window even for code (about 2.4
-#: bytes a token), so no engine truncates a part (docs/design-notes.md, "Long messages").
-PART_MAX_BYTES = 1200
+PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
@@ -99,7 +98,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
-        self.waiting: list[dict] = []  # parts stored by ``add(..., embed_parts=n)`` but not embedded yet
+        self.waiting, self._batch = [], threading.local()  # parts not embedded yet; rows held by one_insert
         if drop_existing:
             client.drop_collection(collection, timeout=timeout)
         self.dim = dim or len(embeddings.embed_query("dimension probe"))
@@ -168,65 +167,73 @@ class MemoryStore(contextlib.AbstractContextManager):
     def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
             speaker: str = "", name: str = "", date: str = "",
             timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
-            embed_parts: int | None = None) -> list[str]:
-        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the ids of its
-        parts (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1) bounds the parts embedded by this call:
-        the text's first part, then parts waiting from earlier calls (oldest first), then its own next
-        parts; the rest wait in ``waiting`` (not found until embedded; ``catch_up`` embeds them).
-        ``round``: int >= 0, its place in the session (``neighbours`` go by it);
+            embed_parts: int | None = None, embed: bool = True) -> list[str]:
+        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the parts' ids
+        (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting``
+        from earlier calls (oldest first), then the next, this many in all; the rest wait (not found until
+        ``catch_up``). ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a row no search asks for:
+        filter by ``kinds``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
-        theirs; ``date``: the session's ISO date or ``""``; ``timestamp``: ``datetime`` (naive = UTC), ISO
-        str or ``None`` (now); ``vector``: the embedding of a one-chunk ``text``. Raises (nothing written)
-        InvalidIdError, TypeError, DimensionMismatchError, ValueError (too long, not ISO, not UTF-8)."""
+        theirs; ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
+        ``vector``: a one-chunk ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
+        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
-        when = timestamp or datetime.now(UTC)
-        if isinstance(when, datetime):
-            when = (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat(timespec="milliseconds")
+        if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
+            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
+        text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
             if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
                 raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
-        for value in filter(None, (date, when)):
-            datetime.fromisoformat(value)  # ValueError if it is not ISO 8601
+        if date:
+            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        if embed_parts is not None and (isinstance(embed_parts, bool) or not isinstance(embed_parts, int)
-                                        or embed_parts < 1):
+        if embed_parts is not None and not (isinstance(embed_parts, int) and embed_parts >= 1):
             raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
         turn = uuid.uuid4().hex
         rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
                  "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
                 for i, chunk in enumerate(chunks)]
-        if vector is not None:
-            rows[0]["vector"] = self._vector(vector)
-        if embed_parts is None:
-            self._write(rows)
-        else:  # the first part now, then the oldest waiting, within the bound
+        if vector is not None or not embed:  # a vector given, or none wanted: nothing to embed
+            for row in rows[:1] if embed else rows:
+                row["vector"] = self._vector(vector) if embed else [1.0] + [0.0] * (self.dim - 1)
+        if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
             with self._lock:
                 self.waiting += rows[1:]
-                now, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
-            self._write(now)
-        return [row["id"] for row in rows]
+                rows, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
+        self._write(rows)
+        return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts still ``waiting``, oldest first (``limit``: at most this many;
-        ``None``: all); returns how many."""
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
         with self._lock:
-            cut = len(self.waiting) if limit is None else max(0, limit)
+            cut = len(self.waiting) if limit is None else limit
             rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
         self._write(rows)
         return len(rows)
+
+    @contextlib.contextmanager
+    def one_insert(self):
+        """``with store.one_insert(): store.add(...) ...``: the rows are written in one insert at the end."""
+        self._batch.rows = []
+        try:
+            yield
+        finally:
+            rows, self._batch.rows = self._batch.rows, None
+            self._write(rows)
 
     def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
         if missing := [row for row in rows if "vector" not in row]:
             for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
                 row["vector"] = vector
-        if not rows:
-            return
-        self._call("insert", rows)
+        if getattr(self._batch, "rows", None) is not None:
+            return self._batch.rows.extend(rows)
+        if rows:
+            self._call("insert", rows)
         with self._lock:
             self._unflushed += len(rows)
             due = self.flush_every is not None and self._unflushed >= self.flush_every
@@ -250,7 +257,7 @@ class MemoryStore(contextlib.AbstractContextManager):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         if query_vector is None:
             began, query_vector = time.perf_counter(), self.embeddings.embed_query(
-                bounded_text(query, PART_MAX_BYTES))
+                bounded_text(nfc(query), PART_MAX_BYTES))
             self._counted(1, began)
         found = self._call(  # 4 chunks per row asked: the chunks of one long row cannot crowd out others
             "search", data=[self._vector(query_vector)], anns_field="vector", limit=4 * top_k,
@@ -270,7 +277,7 @@ class MemoryStore(contextlib.AbstractContextManager):
         chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
         if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
             chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
-        whole = {row.turn_id: row for row in self._group(chunks)}
+        whole = {row.turn_id: row for row in self._group(chunks) if not is_blank(row.content)}  # old blanks
         return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
@@ -290,9 +297,9 @@ class MemoryStore(contextlib.AbstractContextManager):
                               in at and at[key].turn_id != hit.turn_id] for hit in hits}
 
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
-        """The rows of ``user_id`` (or of one session), oldest first; at most ``limit`` chunks read."""
+        """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
-                      key=lambda row: (row.timestamp, row.session_id, row.round))
+                      key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
         return self._count(self._where(user_id) if user_id is not None else "")

@@ -22,6 +22,7 @@ import tiktoken
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from helpers.config import runtime_dir
+from helpers.text import nfc
 
 DEFAULT_ENCODING = "cl100k_base"
 TOKENS_PER_MESSAGE, TOKENS_PER_NAME, REPLY_PRIMING_TOKENS = 3, 1, 3
@@ -106,18 +107,20 @@ def _content_text(message: BaseMessage) -> str:
         if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
     if tool_calls := getattr(message, "tool_calls", None):
         text += json.dumps([{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False)
-    return text
+    return nfc(text)
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
-    """Tokens (int) of a plain string, no message framing."""
-    return len(get_encoding(model).encode(text, disallowed_special=()))
+    """Tokens (int) of a plain string, no message framing; counted in NFC (``text.nfc``), the form the
+    course sends: macOS's decomposed Korean would count several times the tokens of the same text."""
+    return len(get_encoding(model).encode(nfc(text), disallowed_special=()))
 
 
 def cut_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:
     """The longest start of ``text`` that counts at most ``max_tokens`` tokens (int, >= 0): cut by
     token ids, decoded without half characters, shortened while the cut counts more when encoded
-    again (tokens may merge differently)."""
+    again (tokens may merge differently). ``text`` is made NFC first (``text.nfc``)."""
+    text = nfc(text)
     if count_text_tokens(text, model) <= max_tokens:
         return text
     encoding = get_encoding(model)
@@ -129,8 +132,9 @@ def cut_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:
 
 def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -> int:
     """Tokens (int) one message costs in a prompt: ``3 + role + content [+ 1 + name]``; tool calls
-    count as their JSON text, non-text blocks as ``non_text_block_tokens``. ``message``: a LangChain
-    message or one item ``convert_to_messages`` accepts (tuple, dict, string = user message)."""
+    count as their JSON text, non-text blocks as ``non_text_block_tokens``; text counted in NFC.
+    ``message``: a LangChain message or one item ``convert_to_messages`` accepts (tuple, dict, string =
+    user message)."""
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
     enc = get_encoding(model)

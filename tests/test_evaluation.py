@@ -133,6 +133,11 @@ def test_summary_calls_tokens_are_counted(model):
     table = summarize_runs({"s": rows})[0]
     assert table["all input tokens (total)"] == table["prompt tokens (total)"] + sum(
         r.memory_call_input_tokens for r in rows)
+    # every prompt here is under the cache's minimum: the same bill with caching, summary calls included
+    from helpers.caching import DEFAULT_MODEL, load_prices
+
+    dollars = round(table["all input tokens (total)"] * load_prices()[DEFAULT_MODEL].input / 1e6, 4)
+    assert table[f"input $ ({DEFAULT_MODEL})"] == dollars == table[f"input $ cached ({DEFAULT_MODEL})"]
 
 
 
@@ -443,3 +448,13 @@ def test_a_turn_without_id_or_text_is_refused_naming_it(tmp_path, turn, message)
     path.write_text(json.dumps({**SMALL, "turns": turns}), encoding="utf-8")
     with pytest.raises(ValueError, match="every turn needs both"):  # refused on loading, not mid-replay
         load_long_conversation(path)
+
+
+def test_a_chat_export_typed_on_macos_is_loaded_as_nfc(tmp_path):
+    import unicodedata
+
+    export = tmp_path / "export.json"
+    text = unicodedata.normalize("NFD", "제 고향은 전주예요.")
+    export.write_text(json.dumps([{"role": "user", "content": text}], ensure_ascii=False), encoding="utf-8")
+    (message,) = load_exported_conversation(export)
+    assert message.text == "제 고향은 전주예요." and message.text != text

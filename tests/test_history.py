@@ -522,3 +522,21 @@ def test_an_unpaired_surrogate_is_refused_naming_the_message_and_nothing_is_writ
         history.add_message(HumanMessage([{"type": "text", "text": "x\udc00"}]))
     assert history.path.read_bytes() == raw and leftovers(tmp_path) == []
     assert summary(history.messages) == summary(conversation())
+
+
+def test_korean_typed_on_macos_is_written_and_read_back_as_nfc(tmp_path):
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", KOREAN)
+    assert decomposed != KOREAN
+    history = FileHistory("nfd", tmp_path)
+    history.add_messages([HumanMessage(decomposed, id="m1"),
+                          AIMessage([{"type": "text", "text": decomposed}])])
+    assert history.messages[0].text == KOREAN and history.messages[0].id == "m1"
+    assert history.messages[1].content == [{"type": "text", "text": KOREAN}]
+    written = history.path.read_text(encoding="utf-8")
+    assert KOREAN in written and decomposed not in written
+    data = json.loads(history.path.read_text(encoding="utf-8"))  # a file another tool wrote decomposed
+    data["messages"][0]["data"]["content"] = decomposed
+    history.path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    assert history.messages[0].text == KOREAN

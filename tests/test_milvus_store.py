@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import unicodedata
 import uuid
 
 import pytest
@@ -160,7 +161,7 @@ def test_search_result_fields_and_min_score(store, user):
     ids = add_turn(store, user, "s1", 4, "I like cats.", "Noted.", timestamp="2026-01-31T09:30:00+00:00")
     (hit,) = store.search(user, "User: I like cats.\nAI: Noted.", top_k=3)
     assert hit.ids == tuple(ids) and hit.round == 4 and hit.session_id == "s1"
-    assert hit.timestamp == "2026-01-31T09:30:00+00:00" and len(hit.ids) == 1
+    assert hit.timestamp == "2026-01-31T09:30:00.000+00:00" and len(hit.ids) == 1  # stored in UTC, ms
     assert (hit.kind, hit.speaker, hit.name, hit.date) == ("turn", "", "", "")
     assert store.search(user, "something else entirely", min_score=0.99) == []
     (row,) = store.rows(user)
@@ -520,5 +521,53 @@ def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
         store.search(user, pasted_file("en"), top_k=1)
         (query,) = asked
         assert utf8_len(query) <= PART_MAX_BYTES and query.endswith("Why did it fail?")
+    finally:
+        store.drop()
+
+
+def test_rows_are_oldest_first_by_utc_time_whatever_the_offset(store, user):
+    add_turn(store, user, "s1", 1, "I moved to Porto.", timestamp="2026-03-01T01:00:00+00:00")
+    add_turn(store, user, "s1", 2, "I live in Lyon.", timestamp="2026-03-01T09:00:00+09:00")  # 00:00 UTC
+    rows = store.rows(user)
+    assert [r.content for r in rows] == [format_turn("I live in Lyon."), format_turn("I moved to Porto.")]
+    assert [r.timestamp for r in rows] == ["2026-03-01T00:00:00.000+00:00", "2026-03-01T01:00:00.000+00:00"]
+
+
+def test_store_add_refuses_blank_text_and_writes_nothing(store, user):
+    for blank in ("", "   ", "\n", "\u3000", "\u200b", "\ufeff \t"):
+        with pytest.raises(ValueError, match="blank"):
+            store.add(user, "s1", 1, blank)
+    assert store.count(user) == 0
+    add_turn(store, user, "s1", 1, "Hello there, I am Ann.")
+    found = store.search(user, "Hello?", top_k=3)  # no blank row to win
+    assert [h.content for h in found] == [format_turn("Hello there, I am Ann.")]
+
+
+def test_store_keeps_korean_typed_on_macos_as_nfc_and_finds_it_alike(store, user):
+    fact, question = "제 고향은 전주예요.", "제 고향이 어디예요?"
+    store.add(user, "s1", 1, unicodedata.normalize("NFD", fact), kind="statement",
+              name=unicodedata.normalize("NFD", "민수"))
+    (row,) = store.rows(user)
+    assert (row.content, row.name) == (fact, "민수")
+    composed = store.search(user, question, top_k=1)[0].score
+    decomposed = store.search(user, unicodedata.normalize("NFD", question), top_k=1)[0].score
+    assert decomposed == pytest.approx(composed)
+
+
+def test_rows_never_searched_are_stored_without_embedding_and_a_turn_is_one_insert(lite_uri, user):
+    store = new_store(lite_uri)
+    try:
+        inserts, calls = [], store.embedding_calls
+        real = store.client.insert
+        store.client.insert = lambda *a, **k: inserts.append(len(a[1])) or real(*a, **k)
+        with store.one_insert():
+            store.add(user, "s1", 1, "What is my job?", kind="question", embed=False)
+            store.add(user, "s1", 2, "Nurse, you said.", kind="reply", embed=False)
+            store.add(user, "s1", 3, "I work as a nurse.", kind="statement")
+        assert inserts == [3] and store.embedding_calls == calls + 1  # one insert; one text embedded
+        assert [r.content for r in store.rows(user)] == [
+            "What is my job?", "Nurse, you said.", "I work as a nurse."]
+        (hit,) = store.search(user, "I work as a nurse.", 1, kinds=["statement"])
+        assert hit.round == 3
     finally:
         store.drop()

@@ -104,6 +104,7 @@ print(json.dumps({
               "extra embedding calls": totals(records)["extra embeddings"]},
     "left": __import__("helpers.course.milvus", fromlist=["x"]).drop_collection("lesson06", uri=store.uri),
     "uri": store.uri,
+    "poison": [model.invoke(old_way).text, as_data.reply],
 }))
 """,
     "07_layered_memory": """
@@ -119,6 +120,8 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
                   "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
                   "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "poison": [model.invoke(old_way).text, eve_records[-1].reply,
+                             [m.type for m in eve_records[-1].prompt]],
                   "selfchecks": _selfchecks}))
 """,
     "08_measuring_memory": """
@@ -143,6 +146,19 @@ print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                                sum(bool(r.evidence_reached) for r in _solution if r.probe)],
                   "forgotten": {"deleted": deleted, "before": before, "after": after},
                   "selfchecks": _selfchecks}))
+""",
+    "09_memory_now": """
+import json, sys
+_last = {name: count_tokens(ps[-1]) for name, ps in prompts.items()}
+_requests = [request_tokens(make(settings.chat_model, history))
+             for make in (chat_completions_request, responses_request)]
+print(json.dumps({"bill": bill.to_dict(orient="index"), "names": [s.name for s in strategies],
+                  "ranked": list(ranked.index), "requests": _requests,
+                  "features": len(features), "month_facts": sorted(f.text for f in store.facts.values()),
+                  "month_log": [[row["turn"], row["event"]] for row in log],
+                  "compare": compare.to_dict(orient="index"), "sees": sees, "last_call_tokens": _last,
+                  "cached": cached, "milvus": "pymilvus" in sys.modules, "selfchecks": _selfchecks},
+                 default=float))
 """,
 }
 
@@ -239,14 +255,14 @@ def test_05_summarization():
     shown = run("05_summarization")
     assert shown["article"] == ["human", "ai", "ai"]  # the article: summary as a 2nd AI message, last
     assert "북한산" in shown["article_reply"]  # a model reads the summary stored as its own reply
-    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a marked system message
+    assert "북한산" in shown["fixed_reply"]  # the helper: summary first, as a user message marked as data
     assert shown["crash_left"] == 0  # a crash between clear() and the re-add loses everything
     assert shown["split"] == [8, 2, 10]
     for fact in shown["first"].splitlines()[1:]:
         assert fact in shown["second"]
     assert "My name is Alice." in shown["second"]
     assert shown["unchanged"] is True
-    assert shown["after"] == ["system", "human", "ai"]
+    assert shown["after"] == ["human", "human", "ai"]  # the summary (a memory block), then the kept turn
     assert shown["korean"].startswith("대화에서 나온 사실:") and "김민수" in shown["korean"]
     assert shown["library_calls"] > 0
     assert_self_checked(shown, ["05.stored_roles", "05.left_after_crash"])
@@ -268,7 +284,10 @@ def test_06_retrieval_milvus():
     assert "data engineer" in job["reply"]
     assert {session for session, _ in job["retrieved"]} == {"month"}
     assert {2, 11} <= {r for _, r in job["retrieved"]}  # the old job and the new one
-    assert job["session"].startswith("Relevant memories (oldest first):")
+    assert job["session"].startswith('<memory source="retrieved">\nNotes from earlier conversations')
+    obeyed, as_data = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.')
     # e5: an old question ranks first, the move to Madrid makes the top 3 at rank 3
     assert city["retrieved"] == [["month", 13], ["month", 3], ["month", 10]], city["retrieved"]
     assert city["reply"].startswith('You told me: "Big news: last week I moved from Lisbon to Madrid."')
@@ -295,7 +314,7 @@ def test_06_retrieval_milvus():
     assert set(second["users"]) <= {"bob"} and "Alice" not in second["reply"]
     assert "Madrid" not in second["reply"] and "Lisbon" not in second["reply"]
 
-    assert shown["korean"] == {"bytes": 5240, "chunks": 2, "whole": True}
+    assert shown["korean"] == {"bytes": 5240, "chunks": 5, "whole": True}  # parts of 1,200 bytes
     assert len(shown["explorer"]) == 3
     ours, library, our_scores, library_scores = shown["library"]
     assert ours == library
@@ -329,6 +348,9 @@ def test_07_layered_memory():
     assert (turns, error) == (17, None) and uri.endswith("07_layered.db")
     explorer_budgets, lesson_budgets = shown["budgets"]
     assert explorer_budgets == lesson_budgets  # the explorer opens on the memory the check asks about
+    obeyed, as_data, types = shown["poison"]  # a stored order: obeyed in the system prompt, not as data
+    assert obeyed.startswith('전에 이렇게 말씀하셨어요: "I live in Lyon.')
+    assert as_data.startswith('You told me: "I live in Lyon.') and types == ["system", "human", "human"]
 
 
 SAVED_08 = "data/evaluation/results_long_conversation.json"  # python -m helpers.course.measure --save
@@ -444,3 +466,46 @@ def test_08_measuring_memory_precomputed(monkeypatch):
     assert shown["rows_written"] == 0  # no strategy wrote a row to the lesson's collection
     assert headline(shown["results"]) == headline(saved_08()["summary"])
     assert_08_shows(shown)
+
+
+LESSON_09_CHECKS = ["09.cheaper_with_caching", "09.stale_kept", "09.forecast_visible"]
+
+
+@pytest.mark.notebook
+def test_09_memory_now_runs_twice_and_measures_each_part():
+    """Run All twice in one kernel, offline: the same numbers both times, every check right."""
+    (path,) = lesson_paths(["09_memory_now"])
+    lesson = execute_lesson(path, cell_timeout=CELL_TIMEOUT, probe=SELF_CHECKS + PROBES["09_memory_now"],
+                            passes=2)
+    print(f"lesson 09, Run All twice in one kernel: {lesson.seconds:.1f} s")
+    shown = lesson.probe
+    assert_self_checked(shown, LESSON_09_CHECKS * 2)
+    assert shown["milvus"] is False  # nothing here needs a database
+    # 1. caching: full history sends more than twice the window's tokens and costs less once cached;
+    # the window never reaches the 1,024-token minimum; the stepped window is cached most of the time
+    full, window, stepped, summary = (shown["bill"][name] for name in shown["names"])
+    assert full["prompt tokens"] > 2 * window["prompt tokens"]
+    assert full["input $ with caching"] < window["input $ with caching"] == window["input $ without caching"]
+    assert window["cached prompt tokens (total)"] == 0 and full["evidence recall"] == 1.0
+    assert stepped["input $ with caching"] < stepped["input $ without caching"] / 3
+    assert 0 < summary["cached prompt tokens (total)"] < summary["prompt tokens"] / 2
+    # lesson 08's saved run, cheapest with caching first: retrieval, and full history before the token window
+    ranked = shown["ranked"]
+    assert ranked[0].startswith("retrieval")
+    assert ranked.index("full history") < ranked.index("token window (800 tokens)")
+    # 2. provider-side state: the chained request carries only the new message
+    assert shown["requests"] == [41, 9] and shown["features"] == 6
+    # 3. written memory: the move to 대전 replaced the 부산 fact; stale values only where all is kept
+    assert [3, "ADD"] in shown["month_log"] and [10, "UPDATE"] in shown["month_log"]
+    assert "지난주에 부산에서 대전으로 이사했어요." in shown["month_facts"]
+    assert not any("부산에서 고양이" in fact for fact in shown["month_facts"])
+    kept, written = shown["compare"]["keeps every fact"], shown["compare"]["written"]
+    assert kept["stale values"] == 5 and written["stale values"] == 0
+    assert kept["evidence recall"] == 1.0 and 0.9 <= written["evidence recall"] < 1.0
+    assert written["facts stored"] < kept["facts stored"]
+    # 4. tool results: clearing keeps the newest result only; excluding get_weather keeps the forecast
+    assert shown["sees"] == {"full": True, "pair-safe window (10 messages)": False,
+                             "clear tool results": False, "clear, except get_weather": True}
+    last = shown["last_call_tokens"]
+    assert last["clear tool results"] < last["clear, except get_weather"] < last["full"]
+    assert shown["cached"]["full"] > shown["cached"]["clear tool results"]

@@ -238,17 +238,19 @@ def test_fill_budget(uri):
         # words again (another case, more spaces) and is left out
         assert [m.round for m in chosen] == [1, 3]
         assert text.splitlines() == [
+            '<memory source="retrieved">',
             HEADER,
             "[2025-02-22 Sat, session-3]",
             "User: I finally did it: I adopted a dog from the shelter last Tuesday!",
             "User: A she! We named her Luna.",
+            "</memory>",
         ]
         assert text == format_hits(chosen) and count_text_tokens(text) <= 300
         # a budget that holds the headers and the top hit only (each line + 1 for its line
         # break): the neighbour is left out; one token less and the top hit does not fit, so the
         # next hit (the shorter round 3) is taken instead
         lines = text.splitlines()
-        exact = sum(count_text_tokens(line) + 1 for line in lines[:3])
+        exact = budget._FRAME_TOKENS + sum(count_text_tokens(line) + 1 for line in lines[2:4])  # tags, note
         chosen, text = budget.fill_budget(store, "mina", "q", exact)
         assert [m.round for m in chosen] == [1] and count_text_tokens(text) <= exact
         chosen, _ = budget.fill_budget(store, "mina", "q", exact - 1)
@@ -266,3 +268,17 @@ def test_fill_budget(uri):
         assert budget.fill_budget(store, "nobody", "q", 300) == ([], "")
     finally:
         store.drop()
+
+
+def test_no_repeated_text_in_a_retrieved_section_neighbours_included():
+    def said(text: str, round_: int) -> Row:
+        return Row(content=text, user_id="mina", session_id="s1", round=round_, kind="statement",
+                   speaker="user", name="", date="", timestamp="", turn_id=f"t{round_}",
+                   ids=(f"t{round_}-0",))
+
+    jia = "My sister Jia lives in Busan."
+    fact, copy, again, other = (said(jia, 1), said(jia, 3), said("my sister  jia lives in busan.", 5),
+                                said("She is a nurse.", 7))
+    chosen = budget.select_hits([fact, again], 1000, lambda row: 1, neighbours={"t1": [copy, other]})
+    assert [row.round for row in chosen] == [1, 7]  # the copies, hit or neighbour, are not sent again
+    assert sum("Jia" in line for line in format_hits(chosen).splitlines()) == 1

@@ -421,3 +421,17 @@ def test_every_sample_conversation_is_replayed_line_by_line(name, model):
     sent = [m for m in rows[-1].prompt[1:]]
     assert [m.text for m in sent if m.type == "human"] == list(conversation.turns)
     assert [m.type for m in sent] == ["human", "ai"] * (len(conversation.turns) - 1) + ["human"]
+
+
+@needs_library_way
+def test_the_library_summary_takes_a_pasted_file(model):
+    """SummarizationMiddleware as a strategy: the paste is sent whole, then summarized away (the
+    library's summary call reads it whole: its way, not ours)."""
+    from long_messages import pasted_file
+
+    from helpers.course.library_way import LibrarySummary
+
+    turns = ["My name is Alice.", pasted_file("ko"), "What is my name?", "Thanks!"]
+    records = replay(LibrarySummary(model, ("tokens", 1200), ("tokens", 300)), turns, model, "Be brief.")
+    assert records[1].prompt[-1].text == turns[1] and records[1].prompt_tokens > 20_000
+    assert records[2].prompt_tokens < 3_000 and records[2].memory_calls == 1  # folded into a summary

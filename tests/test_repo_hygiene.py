@@ -108,7 +108,7 @@ def test_memory_modules_never_import_course_plumbing_nor_each_others_privates():
 def test_helpers_readme_states_what_each_lesson_reads_in_lines():
     readme = (ROOT / "helpers" / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d\d) [^|]+\| ([^|]+) \| (\d+) \|$", readme, re.M)
-    assert [lesson for lesson, _, _ in rows] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [lesson for lesson, _, _ in rows] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     for lesson, read, stated in rows:
         modules = re.findall(r"`(\w+\.py)`", read)
         lines = sum(len((ROOT / "helpers" / m).read_text(encoding="utf-8").splitlines())
@@ -123,6 +123,6 @@ def test_the_memory_modules_and_the_plumbing_stay_small_enough_to_read():
 
     sizes = {p.name: lines(p) for p in MEMORY_MODULES}
     assert max(sizes.values()) <= 300, sizes
-    assert sum(sizes.values()) <= 2500, sum(sizes.values())
+    assert sum(sizes.values()) <= 2900, sum(sizes.values())  # lesson 09 added caching.py, written.py
     course = sum(lines(p) for p in (ROOT / "helpers" / "course").glob("*.py"))
-    assert course <= 2500, course
+    assert course <= 2700, course

@@ -131,3 +131,17 @@ def test_in_a_kernel_the_output_stays_hidden_until_an_answer_then_shows_in_order
     assert "Why. Before turn 5 the history stores 8 messages" in shown[2]
     assert shown[2].index("first line") < shown[2].index("<b>a table</b>") < shown[2].index("last line")
     assert "CheckResult" not in shown[2]  # nothing but the verdict, the Why and the output
+
+
+def test_a_check_that_fails_is_shown_under_the_box_not_raised():
+    q = ask("02.messages_sent")
+    q.measured(10)  # the Why names {stored}: a fact the lesson forgot to pass
+    q.box.value = "10"
+    q.button.click()  # JupyterLab would show nothing of an error raised here
+    assert "The check itself failed (KeyError" in q.feedback.value
+
+
+def test_a_korean_prediction_typed_on_macos_matches():
+    import unicodedata
+
+    assert verdict(unicodedata.normalize("NFD", "부산"), "부산")[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import unicodedata
 import warnings
 
 import pytest
@@ -124,3 +125,16 @@ def test_cut_to_tokens_keeps_whole_characters_within_the_budget():
         assert count_text_tokens(cut) <= budget
         assert "\ufffd" not in cut
     assert cut_to_tokens("tiktoken is great!", 4) == "tiktoken is"  # ids [83, 1609, 5963, 374]
+
+
+def test_korean_typed_on_macos_counts_as_the_same_text_typed_elsewhere():
+    from helpers.tokens import cut_to_tokens
+
+    composed = "제 고향은 전주예요. 부산에서 일해요."
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed
+    assert count_text_tokens(decomposed) == count_text_tokens(composed)
+    assert count_message_tokens(HumanMessage(decomposed)) == count_message_tokens(HumanMessage(composed))
+    assert count_tokens([HumanMessage(decomposed)]) == count_tokens([HumanMessage(composed)])
+    assert cut_to_tokens(decomposed, 5) == cut_to_tokens(composed, 5)
+    assert len(get_encoding().encode(decomposed)) > 2 * count_text_tokens(composed)  # what NFD costs raw

@@ -154,7 +154,7 @@ def test_summary_explorer(month):
     explorer.trigger_kind.value = "messages"
     explorer.keep_messages.value = 0  # fold everything each time
     last = explorer.records[-1]
-    assert [m.type for m in last.prompt[:2]] == ["system", "system"] and is_summary(last.prompt[1])
+    assert [m.type for m in last.prompt[:2]] == ["system", "human"] and is_summary(last.prompt[1])  # data
     check_view(explorer, 13)
 
 
@@ -184,3 +184,32 @@ def test_compare_strategies(intro, model):
     # the default model is the configured one (offline here) and a Conversation works too
     again = compare_strategies([CountWindow(4)], intro)
     assert again.loc["count window (4 messages)"].equals(table.loc["count window (4 messages)"])
+
+
+class FlakyModel(OfflineChatModel):
+    """The stand-in, failing every summary call while ``failing`` is set (a flaky provider)."""
+
+    failing: bool = False
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        if self.failing and "running summary" in messages[0].text:
+            raise ConnectionError("provider unreachable")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def test_an_explorer_shows_a_failed_call_and_marks_its_view_not_updated():
+    model = FlakyModel()
+    explorer = SummaryExplorer(model=model)
+    good = explorer.view.value
+    assert explorer.error is None and "Not updated" not in good
+    model.failing = True
+    explorer.max_messages.value += 2  # a new setting: its summary calls fail; nothing raised out of here
+    assert "SummarizationError" in explorer.error and "provider unreachable" in explorer.error
+    assert explorer.view.value.startswith("<p style='color:") and "Not updated:" in explorer.view.value
+    assert explorer.view.value.endswith(good) and "not updated" in explorer.status.value
+    explorer.max_messages.value += 2  # fails again: one notice, not two
+    assert explorer.view.value.count("Not updated:") == 1 and explorer.view.value.endswith(good)
+    model.failing = False
+    explorer.max_messages.value += 2  # works again: the notice goes
+    assert explorer.error is None and "Not updated" not in explorer.view.value
+    assert "not updated" not in explorer.status.value

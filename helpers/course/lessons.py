@@ -45,10 +45,11 @@ class LessonRun:
 
 
 def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = DEFAULT_CELL_TIMEOUT,
-                   probe: str | None = None) -> LessonRun:
+                   probe: str | None = None, passes: int = 1) -> LessonRun:
     """Run the notebook ``path`` top to bottom on a fresh kernel, ``cell_timeout`` seconds per cell;
     write the executed copy to ``out_dir`` (if given), also when a cell failed. ``probe``: code run
     after the last cell that prints one JSON value as its last output line (``LessonRun.probe``).
+    ``passes``: how many times to run every cell in the same kernel (2: Run All twice).
     Raises nbclient's ``CellExecutionError`` (naming the cell and its error) or ``CellTimeoutError``."""
     import nbformat
     from jupyter_client.manager import KernelManager
@@ -63,8 +64,9 @@ def execute_lesson(path: Path, out_dir: Path | None = None, cell_timeout: int = 
     start, probe_value, output_path = time.perf_counter(), None, None
     try:
         with client.setup_kernel():
-            for index, cell in enumerate(nb.cells):
-                client.execute_cell(cell, index)
+            for _ in range(passes):
+                for index, cell in enumerate(nb.cells):
+                    client.execute_cell(cell, index)
             if probe is not None:
                 nb.cells.append(cell := nbformat.v4.new_code_cell(probe))
                 client.execute_cell(cell, len(nb.cells) - 1)

@@ -5,6 +5,7 @@ chat export against context windows: ``load_exported_conversation``, ``context_f
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
 def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
     """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects, as most chat tools export
     (UTF-8, a BOM allowed; roles in any case; ``model``: Gemini's assistant; a tool or function result is
-    refused, not skipped: its tokens count). ValueError naming the file and line (not JSON) or the item."""
+    refused, not skipped: its tokens count; text made NFC: one form whatever keyboard typed it).
+    ValueError naming the file and line (not JSON) or the item."""
     from langchain_core.messages import convert_to_messages
 
     roles = ("system", "developer", "user", "human", "assistant", "ai", "model")
@@ -101,8 +103,8 @@ def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
         if item["role"].lower() not in roles:
             raise ValueError(f"{path}: item {i} has role {item['role']!r}; accepted, any case: "
                              f"{', '.join(roles)} (a tool or function result: make it 'user' or remove it)")
-    return convert_to_messages([("ai" if (role := item["role"].lower()) == "model" else role, item["content"])
-                                for item in raw])
+    return convert_to_messages([("ai" if (role := item["role"].lower()) == "model" else role,
+                                 unicodedata.normalize("NFC", item["content"])) for item in raw])
 
 
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:

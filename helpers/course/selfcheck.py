@@ -23,10 +23,12 @@ output."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -120,9 +122,10 @@ def reference_mode() -> bool:
 
 
 def _normalize(value: Any) -> Any:
-    """Compare like with like: strip and lower-case text, numeric text as a number, tuples as lists."""
+    """Compare like with like: strip, NFC and lower-case text (Korean typed on macOS is decomposed),
+    numeric text as a number, tuples as lists."""
     if isinstance(value, str):
-        text = value.strip()
+        text = unicodedata.normalize("NFC", value.strip())
         try:
             return float(text) if any(c in text for c in ".eE") else int(text)
         except ValueError:
@@ -171,9 +174,17 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         self.button = w.Button(description="Check", button_style="primary")
         self.feedback = w.HTML()
         self.held = w.Output(layout=w.Layout(display="none"))
-        self.button.on_click(lambda _: self.check(self.box.value))
+        self.button.on_click(self._on_click)
         self.view = w.VBox([w.HBox([w.Label("Your prediction:"), self.box, self.button]),
                             self.feedback, self.held])
+
+    def _on_click(self, _button) -> None:
+        """The Check button: an error is shown under the box, never raised (JupyterLab would show nothing)."""
+        try:
+            self.check(self.box.value)
+        except Exception as error:  # noqa: BLE001 - shown to the learner, not lost
+            self.feedback.value = (f"<p>⚠️ The check itself failed ({html.escape(type(error).__name__)}: "
+                                   f"{html.escape(str(error))}).</p>")
 
     def __enter__(self) -> ask:
         from IPython import get_ipython

@@ -26,6 +26,7 @@ from helpers.memory import DROPPED, RETRIEVED, SUMMARIZED, replay
 from helpers.retrieval import format_hits, format_turn
 from helpers.store import Hit, MemoryStore, MilvusStoreError, Row, validate_id
 from helpers.summary import CountTrigger, RunningSummary, TokenTrigger
+from helpers.text import nfc
 from helpers.tokens import count_text_tokens
 from helpers.window import CountWindow, LastN, MessageBudgetError, TokenBudgetError, TokenWindow
 
@@ -60,6 +61,28 @@ class _Shown:
     def _ipython_display_(self) -> None:
         display(self.widget)
 
+    _banner = ""  # the "not updated" line over the view, while one is shown
+
+    def safely(self, callback):
+        """``callback(change)`` for ``observe``: any error it raises is shown in the widget (``not_updated``),
+        never raised (JupyterLab would show nothing: a frozen explorer, no message)."""
+        def run(change=None) -> None:
+            try:
+                callback(change)
+            except Exception as error:  # noqa: BLE001 - shown to the learner, not lost
+                self.not_updated(error)
+        return run
+
+    def not_updated(self, error: Exception) -> None:
+        """Show ``error`` in the status line and over the view, which is marked as not updated (it still
+        shows the previous setting); ``self.error`` holds the message. The next good update clears it."""
+        self.error = f"{type(error).__name__}: {error}"
+        self.status.value = f"<span style='color:{ERROR_COLOUR}'>⚠ not updated</span>"
+        banner = _p("Not updated:", f"{self.error}. Below: the previous setting's view. Change a control "
+                    "to try again.", ERROR_COLOUR)
+        self.view.value = banner + self.view.value.removeprefix(self._banner)
+        self._banner = banner
+
     @contextmanager
     def busy(self, text: str = BUSY_TEXT):  # ``text`` in the status line while the block runs
         self.status.value = f"<span style='color:{MUTED_COLOUR}'>{text}</span>"
@@ -86,14 +109,15 @@ class _Explorer(_Shown):
         self.cost_box = widgets.Accordion([self.costs], selected_index=None, titles=("Cost per turn",))
         self.records, self.error = [], None  # list[TurnRecord], the error shown instead
         self._cache, self._holding = {}, False
-        self.conversation_choice.observe(self._on_conversation, names="value")
+        self.conversation_choice.observe(self.safely(self._on_conversation), names="value")
         rows = self._controls()
         self._watched = [w for row in rows for w in getattr(row, "children", (row,))]
         for control in (*self._watched, self.turn):
-            control.observe(lambda change: None if self._holding else self.update(), names="value")
+            control.observe(self.safely(lambda change: None if self._holding else self.update()),
+                            names="value")
         self.widget = widgets.VBox([self.conversation_choice, *rows, widgets.HBox([self.turn, self.status]),
                                     self.view, self.cost_box])
-        self.update()
+        self.safely(lambda change: self.update())()
 
     def controls_in_use(self) -> None:
         """Disable the controls the current mode does not use (subclasses)."""
@@ -283,11 +307,11 @@ class RetrievalExplorer(_Shown):
         self.memories, self.sent, self.error = [], "", None  # list[Hit], str, str | None
         self._queries = CachedEmbeddings(store.embeddings)
         for control in (self.top_k, self.min_score, self.question):
-            control.observe(lambda change: self.update(), names="value")
-        self.conversation_choice.observe(self._on_conversation, names="value")
+            control.observe(self.safely(lambda change: self.update()), names="value")
+        self.conversation_choice.observe(self.safely(self._on_conversation), names="value")
         self.widget = widgets.VBox([self.conversation_choice, widgets.HBox([self.top_k, self.min_score]),
                                     widgets.HBox([self.question, self.status]), self.view])
-        self.update()
+        self.safely(lambda change: self.update())()
 
     @property
     def current_user(self) -> str:
@@ -312,7 +336,7 @@ class RetrievalExplorer(_Shown):
 
     def update(self) -> None:
         """Search with the current control values and redraw the view."""
-        question = self.question.value.strip()
+        question = nfc(self.question.value.strip())  # typed on macOS: decomposed Korean, one form here
         self._questions[self.current_user] = question
         if not question:
             self.memories, self.sent, self.view.value = [], "", "<p>Type a question.</p>"
