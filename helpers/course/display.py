@@ -54,13 +54,23 @@ def collapsed_line(count: int, mark: str) -> str:
     return f"… {count} earlier message{'s' if count != 1 else ''} {mark}"
 
 
+def read_from(reply: BaseMessage | None) -> str:
+    """Where the offline stand-in read its answer (``response_metadata["evidence"]``), as one line:
+    "answer read in message 3 (user)"; "" for a reply without that (a real model does not say)."""
+    used = (reply.response_metadata.get("evidence") or []) if reply is not None else []
+    where = [f"{u['message']} ({_ROLE.get(u['role'], 'memory' if u['role'] == 'other' else u['role'])}"
+             + (f", memory {u['memory']!r}" if u["memory"] else "") + ")" for u in used]
+    return f"answer read in message {', '.join(dict.fromkeys(where))}" if where else ""
+
+
 def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
-                  title: str | None = None, collapse: bool = False) -> str:
+                  title: str | None = None, collapse: bool = False, reply: BaseMessage | None = None) -> str:
     """HTML table of ``message_rows`` with a total line: the prompt tokens of the marked
     ``kept``/``sent``/``summary``/``retrieved`` messages (all messages when there are no marks)
     plus the 3 reply-priming tokens. With ``collapse``, each run of ``dropped`` (or ``summarized``)
     messages other than system messages is one ``collapsed_line``, so what the model is sent comes
-    first on the screen. Colours are JupyterLab theme variables; summary and retrieved rows are whole."""
+    first on the screen. Colours are JupyterLab theme variables; summary and retrieved rows are whole.
+    ``reply``: the model's reply, shown under the table with ``read_from`` (a teaching aid)."""
     rows = message_rows(messages, marks)
     sent = [r for r in rows if not r["mark"] or r["mark"] in ("kept", "sent", "summary", "retrieved")]
     total = sum(r["tokens"] for r in sent) + (REPLY_PRIMING_TOKENS if sent else 0)
@@ -101,16 +111,21 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
             f"background:transparent'>{caption}<tr>{head}<th style='{cell}text-align:left'>content</th></tr>"
             + "".join(body) + f"<tr><td style='{cell}'></td><td style='{cell}'><b>prompt</b></td>"
             f"<td style='{cell}text-align:right'><b>{total}</b></td>{blank}<td style='{cell}text-align:left'>"
-            f"tokens of the {len(sent)} messages {marked} + 3 reply priming</td></tr></table>")
+            f"tokens of the {len(sent)} messages {marked} + 3 reply priming</td></tr>"
+            + (f"<tr><td style='{cell}'></td><td style='{cell}'><b>reply</b></td>"
+               f"<td style='{cell}'></td>{blank}"
+               f"<td style='{cell}text-align:left;white-space:pre-wrap'>{html.escape(str(reply.content))}"
+               f"<br><i style='color:{MUTED_COLOUR}'>{html.escape(read_from(reply))}</i></td></tr>"
+               if reply is not None else "") + "</table>")
 
 
 class MessagesView:
     """Displays as an HTML table in Jupyter and as plain text elsewhere."""
 
-    def __init__(self, messages, marks=None, title=None):
+    def __init__(self, messages, marks=None, title=None, reply=None):
         self.rows = message_rows(messages, marks)
-        self._html = messages_html(messages, marks, title)
-        self.title = title
+        self._html = messages_html(messages, marks, title, reply=reply)
+        self.title, self.reply = title, reply
 
     def _repr_html_(self) -> str:
         return self._html
@@ -120,15 +135,18 @@ class MessagesView:
         for r in self.rows:
             mark = f" [{r['mark']}]" if r["mark"] else ""
             lines.append(f"{r['index']:>3} {r['role']:<9} {r['tokens']:>5}{mark} {r['content']}")
-        return "\n".join(lines)
+        if self.reply is not None:
+            lines += [f"reply: {self.reply.content}", read_from(self.reply)]
+        return "\n".join(line for line in lines if line)
 
 
 def render_messages(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
-                    title: str | None = None) -> MessagesView:
+                    title: str | None = None, reply: BaseMessage | None = None) -> MessagesView:
     """What the model is sent, as a table (role, tokens, optional mark, content): ``marks``, one per
-    message (kept, dropped, summarized, summary, retrieved); ``title``, a caption. Jupyter shows it as
-    HTML, elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
-    return MessagesView(messages, marks, title)
+    message (kept, dropped, summarized, summary, retrieved); ``title``, a caption; ``reply``, the
+    model's reply, shown last with the message the offline stand-in read its answer in. Jupyter shows
+    it as HTML, elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
+    return MessagesView(messages, marks, title, reply)
 
 
 def window_marks(messages: Sequence[BaseMessage], window: Sequence[BaseMessage]) -> list[str]:

@@ -5,7 +5,7 @@ to do with structured output (``written.model_writer``), done by rule so lesson 
   not a question, not a request; Korean drops the subject, so a Korean statement with two content
   words counts too, as the stand-in's summaries count it).
 - ``decide``: NOOP if the fact is already stored word for word; else, among the similar stored facts,
-  one *about the same thing* (a topic word of the stand-in's lexicon in common, ``offline_model.tokenize``,
+  one *about the same thing* (a topic word of the stand-in's lexicon in common, ``lexicon.tokenize``,
   and no other person's fact; without topic words, two content words in common) is UPDATEd, or
   DELETEd when the new fact takes it back ("no longer", "더 이상"); else ADD. A rule, not
   understanding: it misses changes said in other words, and merges facts that share a topic.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from helpers.course.offline_model import tokenize
+from helpers.course.lexicon import tokenize
 from helpers.written import ADD, DELETE, NOOP, UPDATE, Decision, Fact
 
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine)\b|(?:^|\s)(?:저는|제가|제|저도|저한테|저의|"
