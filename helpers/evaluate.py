@@ -256,5 +256,8 @@ def default_strategies(store, user_id: str, names: dict[str, str] | None = None)
         TokenWindow(800),
         RunningSummary(TokenTrigger(1200, 300), max_summary_tokens=600),
         RetrievalMemory(store, f"{user_id}-retrieval", "session-1", top_k=3, names=names),
-        LayeredMemory(store, f"{user_id}-layered", "session-1", names=names),
+        # a smaller window and summary cap than LayeredMemory's defaults: on lesson 08's conversation
+        # the defaults send more than a tenth of full history's tokens (design notes: "Layered budgets")
+        LayeredMemory(store, f"{user_id}-layered", "session-1", window_tokens=100, max_summary_tokens=150,
+                      names=names),
     ]
