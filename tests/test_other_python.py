@@ -2,9 +2,9 @@
 
 The whole suite runs on the Python of ``.venv``; this test builds a venv with another supported
 version (3.11, 3.12 or 3.13, whichever else is on the machine: on PATH as ``python3.1x`` or under
-pyenv) from the same ``requirements-dev.txt``, then runs there the tests that are not a notebook,
-browser or other-Python test (less the Milvus server's half and whole-conversation replays, which
-do not depend on the Python version), and lessons 00-03 on a real kernel of that Python.
+pyenv) from the same ``requirements-dev.txt``, then runs there the unit tests of the code whose
+behaviour could differ between versions (``VERSION_SENSITIVE_TESTS``, Milvus Lite only), and lessons
+00-03 on a real kernel of that Python.
 
 When no second Python is found the test skips with the reason, except in CI (``CI=true``), where it
 fails: CI must prove the lock installs on two versions. The venv is kept under
@@ -24,6 +24,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORTED = ("3.13", "3.12", "3.11")
+VERSION_SENSITIVE_TESTS = ("test_config.py", "test_tokens.py", "test_history.py", "test_truncation.py",
+                           "test_summarization.py", "test_offline_model.py", "test_milvus_store.py",
+                           "test_selfcheck.py", "test_retrieval.py")
 
 
 def _version(python: str) -> str | None:
@@ -88,12 +91,13 @@ def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp
     assert where.stdout.startswith(str(ROOT / "helpers")), where.stdout + where.stderr
     assert f"{version}." in where.stdout
 
-    # The unit tests, less what does not depend on the Python version and the main run already
-    # covers: the Milvus server's half of the store tests (the same pymilvus talks to it) and the
-    # replays of whole conversations (the same code path as the short ones).
+    # The unit tests of the code whose behaviour could differ between Python versions (text and
+    # Unicode handling, files and locks, the tokenizer, the stand-in, the windows and summaries, the
+    # store on Milvus Lite, the checks); the rest of the suite does not depend on the version and runs
+    # once, on the main Python, which keeps CI within its time budget.
     unit = _run([str(vpy), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                 "-m", "not notebook and not browser and not other_python",
-                 "-k", "not server and not our_conversations", "tests"],
+                 "-m", "not notebook and not browser and not other_python", "-k", "not server",
+                 *(f"tests/{name}" for name in VERSION_SENSITIVE_TESTS)],
                 env=env, timeout=1800)
     assert unit.returncode == 0, f"unit tests on Python {version}:\n{unit.stdout[-4000:]}"
     assert " passed" in unit.stdout.splitlines()[-1]
