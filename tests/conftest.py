@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,28 @@ def month():
     from helpers.course.data import load_conversation
 
     return load_conversation("alice_month_en")
+
+
+@pytest.fixture(scope="session")
+def full_history_replay():
+    """``replay(path) -> (conversation, rows, model calls)``: a conversation file replayed through
+    ``FullHistory`` with the offline stand-in, once per test session. Several tests ask different
+    questions of the same replay (nothing dropped, every evidence reached); replaying once for all
+    of them keeps CI within its time budget. The rows are shared: read them, never change them."""
+    from helpers.course.offline_model import OfflineChatModel
+    from helpers.evaluate import evaluate_strategy, load_long_conversation
+    from helpers.window import FullHistory
+
+    done: dict[str, tuple] = {}
+
+    def replay(path):
+        key = str(Path(path).resolve())
+        if key not in done:
+            conversation = load_long_conversation(Path(path))
+            calls: list = []
+            rows = evaluate_strategy(FullHistory(), conversation,
+                                     OfflineChatModel().with_listeners(on_start=calls.append), progress=False)
+            done[key] = (conversation, rows, len(calls))
+        return done[key]
+
+    return replay

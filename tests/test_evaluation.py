@@ -406,9 +406,8 @@ def test_every_recorded_line_reaches_the_replay_and_only_probes_call_the_model(m
 
 @pytest.mark.parametrize("name", ["hard_conversation", "friends_conversation", "long_conversation",
                                   "long_conversation_ko"])
-def test_full_history_reaches_every_line_and_every_evidence_of_our_conversations(name, model):
-    conversation = load_long_conversation(project_root() / "data" / "evaluation" / f"{name}.json")
-    rows = evaluate_strategy(FullHistory(), conversation, model, progress=False)
+def test_full_history_reaches_every_line_and_every_evidence_of_our_conversations(name, full_history_replay):
+    conversation, rows, _ = full_history_replay(project_root() / "data" / "evaluation" / f"{name}.json")
     assert every_line_reached_the_replay(conversation, rows)
     probes = [r for r in rows if r.probe]
     assert [r.turn_id for r in probes] == [p["turn_id"] for p in conversation["probes"] if p["expects"]]

@@ -383,19 +383,16 @@ def _evaluation_files() -> list[str]:  # every file of data/ with turns and prob
 
 
 @pytest.mark.parametrize("name", _evaluation_files())
-def test_every_conversation_file_is_replayed_as_recorded(name, model):
+def test_every_conversation_file_is_replayed_as_recorded(name, full_history_replay):
     """Nothing dropped: each data line is in the message its id maps to. Nothing invented: the only
     messages that are not data lines are the model's answers, one per probe (every line of a script
     of the user's side only, data/README.md)."""
     from helpers.course.data import data_dir
-    from helpers.evaluate import evaluate_strategy, load_long_conversation, replay_message_ids
+    from helpers.evaluate import replay_message_ids
 
-    conversation = load_long_conversation(next(data_dir().rglob(name)))
+    conversation, rows, calls = full_history_replay(next(data_dir().rglob(name)))
     probes = {p["turn_id"] for p in conversation["probes"]}
     recorded = any(str(t.get("speaker")).lower() == "assistant" for t in conversation["turns"])
-    calls = []
-    rows = evaluate_strategy(FullHistory(), conversation, model.with_listeners(on_start=calls.append),
-                             progress=False)
     ids = replay_message_ids(conversation["turns"], probes)
     lines: dict[str, list[str]] = {}
     for t in conversation["turns"]:
@@ -406,7 +403,7 @@ def test_every_conversation_file_is_replayed_as_recorded(name, model):
     answered = {m_id for m_id in messages if m_id not in lines}  # messages that are no data line
     asked = [r for r in rows if r.turn_id in probes] if recorded else rows
     assert answered == {f"t{r.turn}-reply" for r in asked}  # the model's answers, nothing else
-    assert len(calls) == len(asked) == (len(probes) if recorded else len(conversation["turns"]))
+    assert calls == len(asked) == (len(probes) if recorded else len(conversation["turns"]))
 
 
 @pytest.mark.parametrize("name", ["alice_intro_en", "alice_month_en", "minsu_intro_ko", "minsu_month_ko"])
