@@ -116,7 +116,11 @@ def _embeddings():
 
 
 def _counts(conversation: dict, records) -> dict:
-    category = {p["turn_id"]: p["category"] for p in conversation["probes"]}
+    # as per_category_recall: a probe without a category is single-hop, or updated-fact if marked changed
+    category = {
+        p["turn_id"]: p.get("category") or ("updated-fact" if p.get("changed") else "single-hop")
+        for p in conversation["probes"]
+    }
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
         if r.probe:

@@ -98,3 +98,22 @@ def test_preferences_and_replies_reach_the_prompt_only_in_their_rows(store):
         "Indent this loop for me.": True,
         "Which eviction policy did you suggest?": True,
     }
+
+
+def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change_each(store):
+    made = {
+        name: rows(store, {"user_id": "decision"})[name]()
+        for name in ("default", "default+bm25+share15", "default+bm25+share15+kinds+prefs")
+    }
+    for memory in made.values():  # default_strategies' budgets, not LayeredMemory's class defaults
+        assert (memory.window_tokens, memory.max_summary_tokens, memory.retrieval_tokens) == (100, 150, 500)
+
+    def switches(m):
+        prefs = getattr(m, "preferences", None) is not None
+        return m.retrieval_share, m.max_retrieval_tokens, m.searched_kinds, prefs
+
+    assert {name: switches(m) for name, m in made.items()} == {
+        "default": (0.1, 4000, ("statement",), False),
+        "default+bm25+share15": (0.15, 8000, ("statement",), False),
+        "default+bm25+share15+kinds+prefs": (0.15, 8000, ("statement", "reply", "question", "request"), True),
+    }

@@ -43,10 +43,12 @@ class LayeredVariant(LayeredMemory):
 
 
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
+LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 
 
 def rows(store, conversation: dict) -> dict[str, Callable]:
     """Row name -> a no-argument factory of its strategy, over ``store`` for ``conversation``."""
+    from helpers.evaluate import default_strategies
     from helpers.retrieval import RetrievalMemory
     from helpers.window import FullHistory
 
@@ -75,4 +77,12 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
             retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL, preferences=Preferences()
         ),
         "+kinds+prefs+bm25": variant(kinds=SEARCHED_ALL, preferences=Preferences()),
+        # lesson 08's layered memory (default_strategies: window 100, summary cap 150) and the two
+        # candidates for its default, each one change on it
+        "default": lambda: default_strategies(store, user, names)[-1],
+        "default+bm25+share15": variant(**LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000),
+        "default+bm25+share15+kinds+prefs": variant(
+            **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
+            preferences=Preferences()
+        ),
     }
