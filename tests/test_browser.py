@@ -6,8 +6,9 @@ menu, wait for the kernel, check that every code cell ran and that no output sho
 "Error displaying widget"; then move one control of the lesson's explorer with the keyboard and
 check that the explorer's view changed and that the kernel logged no error (a widget callback's
 traceback goes to JupyterLab's Log Console, not to the notebook). Screenshots in the light and the
-dark theme go to ``build/browser/`` with a ``summary.txt`` of what was measured. And one "Check yourself" cell (lesson 02's): before a
-prediction it shows no verdict, no Why and none of its held output; after one, both appear.
+dark theme go to ``build/browser/`` with a ``summary.txt`` of what was measured. And one "Check
+yourself" cell (lesson 02's): before a prediction it shows no verdict, no Why and none of its held
+output; after one, both appear.
 
 Needs Debian's ``chromium`` (or ``$CHROMIUM``) and the Playwright Python package (never its
 downloaded browsers). Without them the test skips with the reason; in CI (``CI=true``) it fails.
