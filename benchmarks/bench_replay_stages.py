@@ -134,7 +134,13 @@ def main() -> None:
     from helpers.course.embeddings import vector_cache
     from helpers.course.milvus import open_store, quiet_milvus_logs
     from helpers.course.offline_model import OfflineChatModel
-    from helpers.evaluate import evaluate_strategy, load_long_conversation, recall_totals
+    from helpers.evaluate import (
+        evaluate_strategy,
+        load_long_conversation,
+        per_category_recall,
+        recall_totals,
+        runs_to_json,
+    )
     from helpers.memory import totals
 
     quiet_milvus_logs()
@@ -180,6 +186,9 @@ def main() -> None:
     print(f"e5 vector cache: {vector_cache.misses} texts embedded, {vector_cache.hits} found embedded")
     print(f"prompt tokens {total['prompt tokens (total)']}, extra call tokens {total['extra call tokens']}, "
           f"{recall_totals(records)}")
+    print("probes reached:", " ".join(f"{r.turn_id}={'yes' if r.evidence_reached else 'no'}" for r in records
+                                      if r.probe), "| per category:",
+          per_category_recall(runs_to_json({"layered": records}), conversation)["layered"])
     print(f"load average (1 min) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after, "
           f"on {os.cpu_count()} cores")
     if args.profile:
