@@ -1,19 +1,17 @@
 """Conversation memory in one Milvus collection (lessons 06-08): rows of text found by meaning.
 
-``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date) and finds, lists,
-counts and deletes one user's rows (``user_id`` is the partition key and every filter names it). Why the
-settings: docs/design-notes.md, "Milvus settings". Source: the article's collection (VARCHAR(5000),
-IVF_FLAT + COSINE). Ids, filter values and byte limits are made safe in ``helpers.safe``."""
+``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date; a long one in parts:
+``helpers.parts``) and finds, lists, counts and deletes one user's rows (``user_id`` is the partition key
+and every filter names it). Why the settings: docs/design-notes.md, "Milvus settings". Source: the
+article's collection (VARCHAR(5000), IVF_FLAT + COSINE). Ids, filter values, byte limits: ``helpers.safe``."""
 
 import contextlib
-import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from helpers.safe import (
+from helpers.parts import PART_MAX_BYTES, PartWriter
+from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
     bounded_text,
     eq_filter,
@@ -22,13 +20,12 @@ from helpers.safe import (
     utf8_len,
     validate_id,
 )
-from helpers.text import is_blank, nfc, utc_iso, utc_time
+from helpers.text import is_blank, nfc, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
-PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
@@ -71,7 +68,7 @@ class Hit(Row):
     score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query
 
 
-class MemoryStore(contextlib.AbstractContextManager):
+class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager. Args:
     ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters, digits, ``_``
     (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
@@ -81,6 +78,8 @@ class MemoryStore(contextlib.AbstractContextManager):
     (``"Strong"``: others' writes too); ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server /
     cloud) for messages. Raises TypeError (``embeddings`` None), DimensionMismatchError (another vector
     length), MilvusStoreError (another schema), ValueError."""
+
+    FIELDS = FIELDS  # the columns after id and vector, and their byte limits
 
     def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
                  nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
@@ -96,9 +95,8 @@ class MemoryStore(contextlib.AbstractContextManager):
             client, collection, embeddings, uri, kind)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
-        self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
-        self._unflushed, self._closed_by, self._lock = 0, "", threading.Lock()
-        self.waiting, self._batch = [], threading.local()  # parts not embedded yet; rows held by one_insert
+        super().__init__()  # PartWriter: what is written, waiting, embedded
+        self._closed_by = ""
         if drop_existing:
             client.drop_collection(collection, timeout=timeout)
         self.dim = dim or len(embeddings.embed_query("dimension probe"))
@@ -152,94 +150,6 @@ class MemoryStore(contextlib.AbstractContextManager):
                                          f"{self.collection!r}, which stores {self.dim}-dimensional "
                                          "ones: use the embedding model it was made with.")
         return [float(x) for x in vector]
-
-    def _counted(self, texts: int, began: float) -> None:
-        with self._lock:
-            self.embedding_calls += texts
-            self.embedding_seconds += time.perf_counter() - began
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed ``texts`` as passages in one call (``len(texts)`` embedding calls counted);
-        DimensionMismatchError if the vectors do not fit the collection."""
-        began, vectors = time.perf_counter(), self.embeddings.embed_documents(list(texts))
-        self._counted(len(texts), began)
-        return [self._vector(v) for v in vectors]
-
-    def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
-            speaker: str = "", name: str = "", date: str = "",
-            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
-            embed_parts: int | None = None, embed: bool = True) -> list[str]:
-        """Embed and store ``text`` exactly, a row per part of ``max_chunk_bytes``; returns the parts' ids
-        (``<turn_id>-<chunk>``). ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting``
-        from earlier calls (oldest first), then the next, this many in all; the rest wait (not found until
-        ``catch_up``). ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a row no search asks for:
-        filter by ``kinds``). ``round``: int >= 0, its place in the session (``neighbours`` go by it);
-        ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name``
-        theirs; ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
-        ``vector``: a one-chunk ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
-        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
-        self._where(user_id, session_id)  # validates both ids
-        if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
-            raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
-        if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
-            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
-        text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
-        columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
-        for field, value in columns.items():
-            if not isinstance(value, str) or utf8_len(value, field) > FIELDS[field]:
-                raise ValueError(f"{field} must be a str of at most {FIELDS[field]} bytes, got {value!r}")
-        if date:
-            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
-        chunks = split_utf8(text, self.max_chunk_bytes)
-        if vector is not None and len(chunks) != 1:
-            raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        if embed_parts is not None and not (isinstance(embed_parts, int) and embed_parts >= 1):
-            raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
-        turn = uuid.uuid4().hex
-        rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
-                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
-                for i, chunk in enumerate(chunks)]
-        if vector is not None or not embed:  # a vector given, or none wanted: nothing to embed
-            for row in rows[:1] if embed else rows:
-                row["vector"] = self._vector(vector) if embed else [1.0] + [0.0] * (self.dim - 1)
-        if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
-            with self._lock:
-                self.waiting += rows[1:]
-                rows, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
-        self._write(rows)
-        return [f"{turn}-{i}" for i in range(len(chunks))]
-
-    def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
-        with self._lock:
-            cut = len(self.waiting) if limit is None else limit
-            rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
-        self._write(rows)
-        return len(rows)
-
-    @contextlib.contextmanager
-    def one_insert(self):
-        """``with store.one_insert(): store.add(...) ...``: the rows are written in one insert at the end."""
-        self._batch.rows = []
-        try:
-            yield
-        finally:
-            rows, self._batch.rows = self._batch.rows, None
-            self._write(rows)
-
-    def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
-        if missing := [row for row in rows if "vector" not in row]:
-            for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
-                row["vector"] = vector
-        if getattr(self._batch, "rows", None) is not None:
-            return self._batch.rows.extend(rows)
-        if rows:
-            self._call("insert", rows)
-        with self._lock:
-            self._unflushed += len(rows)
-            due = self.flush_every is not None and self._unflushed >= self.flush_every
-        if due:
-            self.flush()
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,

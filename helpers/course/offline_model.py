@@ -260,24 +260,18 @@ def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
     return list(found.values())
 
 
-_cache: dict[str, np.ndarray] = {}
-
-
 def _passages(texts: Sequence[str]) -> np.ndarray:
-    """e5 passage embeddings of ``texts`` (len x 384), each text embedded once per process."""
-    from helpers.course.embeddings import _engine
+    """e5 passage embeddings of ``texts`` (len x 384), each text embedded once per process
+    (``embeddings.vector_cache``, shared with the store)."""
+    from helpers.course.embeddings import vector_cache
 
-    new = list(dict.fromkeys(t for t in texts if t not in _cache))
-    if new:
-        _cache.update(zip(new, _engine().passage(new).reshape(len(new), -1), strict=True))
-    return np.stack([_cache[t] for t in texts]) if texts else np.zeros((0, 384))
+    return vector_cache.vectors(texts)
 
 
-@lru_cache(maxsize=4096)
 def _query(text: str) -> np.ndarray:
-    from helpers.course.embeddings import _engine
+    from helpers.course.embeddings import vector_cache
 
-    return np.asarray(_engine().query(text))
+    return vector_cache.vectors([text], query=True)[0]
 
 
 def relevance(question: str, texts: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,117 @@
+"""A message written in parts (lessons 06-07): each part findable, the embedding a turn bounded.
+
+e5 reads 512 tokens of a text; a longer one's windows are averaged, so a fact in a pasted file is lost in
+the mean. A message is stored as parts of at most ``max_chunk_bytes`` UTF-8 bytes (``PART_MAX_BYTES``: one
+e5 window, even code), a row each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
+Embedding a pasted file of 40 parts at once takes seconds, so at most ``embed_parts`` parts are embedded a
+call, oldest first; the others wait, not found until then. Measured: docs/design-notes.md, "Long messages"."""
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from helpers.safe import split_utf8, utf8_len
+from helpers.text import is_blank, nfc, utc_iso
+
+PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
+
+
+class PartWriter:
+    """How ``store.MemoryStore`` writes (its base class: uses its ``embeddings``, ``FIELDS``, ``_call`` ...).
+    ``waiting``: parts not embedded yet, oldest first; ``embedding_calls``: texts embedded (queries too)."""
+
+    def __init__(self) -> None:
+        self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + parts)
+        self._unflushed, self._lock = 0, threading.Lock()
+        self.waiting, self._batch = [], threading.local()  # parts not embedded yet; rows held by one_insert
+
+    def _counted(self, texts: int, began: float) -> None:
+        with self._lock:
+            self.embedding_calls += texts
+            self.embedding_seconds += time.perf_counter() - began
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed ``texts`` as passages in one call (``len(texts)`` embedding calls counted);
+        DimensionMismatchError if the vectors do not fit the collection."""
+        began, vectors = time.perf_counter(), self.embeddings.embed_documents(list(texts))
+        self._counted(len(texts), began)
+        return [self._vector(v) for v in vectors]
+
+    def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
+            speaker: str = "", name: str = "", date: str = "",
+            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
+            embed_parts: int | None = None, embed: bool = True) -> list[str]:
+        """Embed and store ``text`` exactly, a row per part; returns the parts' ids (``<turn_id>-<chunk>``).
+        ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting`` (oldest first), then the
+        next, this many in all; the rest wait. ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a
+        row no search asks for: filter by ``kinds``). ``round``: int >= 0, its place in the session;
+        ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name`` theirs;
+        ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
+        ``vector``: a one-part ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
+        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
+        self._where(user_id, session_id)  # validates both ids
+        if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
+            raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
+        if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
+            raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
+        text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
+        columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
+        for field, value in columns.items():
+            if not isinstance(value, str) or utf8_len(value, field) > (most := self.FIELDS[field]):
+                raise ValueError(f"{field} must be a str of at most {most} bytes, got {value!r}")
+        if date:
+            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
+        chunks = split_utf8(text, self.max_chunk_bytes)
+        if vector is not None and len(chunks) != 1:
+            raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
+        if embed_parts is not None and not (isinstance(embed_parts, int) and embed_parts >= 1):
+            raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
+        turn = uuid.uuid4().hex
+        rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
+                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
+                for i, chunk in enumerate(chunks)]
+        if vector is not None or not embed:  # a vector given, or none wanted: nothing to embed
+            for row in rows[:1] if embed else rows:
+                row["vector"] = self._vector(vector) if embed else [1.0] + [0.0] * (self.dim - 1)
+        if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
+            with self._lock:
+                self.waiting += rows[1:]
+                rows, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
+        self._write(rows)
+        return [f"{turn}-{i}" for i in range(len(chunks))]
+
+    def catch_up(self, limit: int | None = None) -> int:
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
+        with self._lock:
+            cut = len(self.waiting) if limit is None else limit
+            rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
+        self._write(rows)
+        return len(rows)
+
+    @contextlib.contextmanager
+    def one_insert(self):
+        """``with store.one_insert(): store.add(...) ...``: the rows are written in one insert at the end."""
+        self._batch.rows = []
+        try:
+            yield
+        finally:
+            rows, self._batch.rows = self._batch.rows, None
+            self._write(rows)
+
+    def _write(self, rows: list[dict]) -> None:  # embed the rows without a vector (one call), insert
+        if missing := [row for row in rows if "vector" not in row]:
+            for row, vector in zip(missing, self.embed([row["content"] for row in missing]), strict=True):
+                row["vector"] = vector
+        if getattr(self._batch, "rows", None) is not None:
+            return self._batch.rows.extend(rows)
+        if rows:
+            self._call("insert", rows)
+        with self._lock:
+            self._unflushed += len(rows)
+            due = self.flush_every is not None and self._unflushed >= self.flush_every
+        if due:
+            self.flush()
+
