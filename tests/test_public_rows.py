@@ -103,7 +103,10 @@ def test_preferences_and_replies_reach_the_prompt_only_in_their_rows(store):
 def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change_each(store):
     made = {
         name: rows(store, {"user_id": "decision"})[name]()
-        for name in ("default", "default+bm25+share15", "default+bm25+share15+kinds+prefs")
+        for name in (
+            "default", "default+bm25", "default+bm25+kinds", "default+bm25+share15",
+            "default+bm25+share15+kinds+prefs",
+        )
     }
     for memory in made.values():  # default_strategies' budgets, not LayeredMemory's class defaults
         assert (memory.window_tokens, memory.max_summary_tokens, memory.retrieval_tokens) == (100, 150, 500)
@@ -114,6 +117,8 @@ def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change
 
     assert {name: switches(m) for name, m in made.items()} == {
         "default": (0.1, 4000, ("statement",), False),
+        "default+bm25": (0.1, 4000, ("statement",), False),
+        "default+bm25+kinds": (0.1, 4000, ("statement", "reply", "question", "request"), False),
         "default+bm25+share15": (0.15, 8000, ("statement",), False),
         "default+bm25+share15+kinds+prefs": (0.15, 8000, ("statement", "reply", "question", "request"), True),
     }
