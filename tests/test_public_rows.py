@@ -103,7 +103,10 @@ def test_preferences_and_replies_reach_the_prompt_only_in_their_rows(store):
 def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change_each(store):
     made = {
         name: rows(store, {"user_id": "decision"})[name]()
-        for name in ("default", "default+bm25+share15", "default+bm25+share15+kinds+prefs")
+        for name in (
+            "default", "default+bm25", "default+bm25+kinds", "default+bm25+share15",
+            "default+bm25+share15+kinds+prefs",
+        )
     }
     for memory in made.values():  # default_strategies' budgets, not LayeredMemory's class defaults
         assert (memory.window_tokens, memory.max_summary_tokens, memory.retrieval_tokens) == (100, 150, 500)
@@ -114,6 +117,29 @@ def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change
 
     assert {name: switches(m) for name, m in made.items()} == {
         "default": (0.1, 4000, ("statement",), False),
+        "default+bm25": (0.1, 4000, ("statement",), False),
+        "default+bm25+kinds": (0.1, 4000, ("statement", "reply", "question", "request"), False),
         "default+bm25+share15": (0.15, 8000, ("statement",), False),
         "default+bm25+share15+kinds+prefs": (0.15, 8000, ("statement", "reply", "question", "request"), True),
     }
+
+
+def test_a_fact_in_an_assistant_reply_reaches_the_prompt_with_replies_searchable(store):
+    conversation = convert_beam(chat(), QUESTIONS, "toy-default")
+    reached, sent = {}, {}
+    for i, name in enumerate(("default", "default+bm25+kinds")):
+        factory = rows(store, {**conversation, "user_id": f"toy-decision-{i}"})[name]
+        records = evaluate_strategy(factory(), conversation, OfflineChatModel(), progress=False)
+        probes = {r.user: r for r in records if r.probe}
+        reached[name] = {q: bool(r.evidence_reached) for q, r in probes.items()}
+        sent[name] = [m.id for m in probes["Which eviction policy did you suggest?"].prompt]
+    assert reached == {
+        "default": {"Indent this loop for me.": False, "Which eviction policy did you suggest?": False},
+        # no preferences layer: the instruction (a user's statement) is searched in both rows and
+        # still not reached; the reply is reached only when replies are searched
+        "default+bm25+kinds": {
+            "Indent this loop for me.": False,
+            "Which eviction policy did you suggest?": True,
+        },
+    }
+    assert PREFERENCES_ID not in sent["default+bm25+kinds"]

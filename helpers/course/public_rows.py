@@ -81,6 +81,10 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         # candidates for its default, each one change on it
         "default": lambda: default_strategies(store, user, names)[-1],
         "default+bm25+share15": variant(**LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000),
+        # the next candidates: BM25 alone, and BM25 with the assistant's replies (and the user's
+        # questions and requests) searchable, both at the default share
+        "default+bm25": variant(**LESSON_08),
+        "default+bm25+kinds": variant(**LESSON_08, kinds=SEARCHED_ALL),
         "default+bm25+share15+kinds+prefs": variant(
             **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
             preferences=Preferences()
