@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 #: conversations the rules and numbers were chosen on; every other converted file is reported on.
-TUNE = ("locomo_conv_41", "beam_500K_1")
+#: conv-47 and 500K-5 chose between the BM25 rows (docs/design-notes.md, "Real chats").
+TUNE = ("locomo_conv_41", "locomo_conv_47", "beam_500K_1", "beam_500K_5")
 
 
 def strategies(store, conversation: dict) -> dict:
