@@ -27,6 +27,21 @@ def offline_environment(tmp_path_factory):
     os.environ.update(saved)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def other_python_in_background(request, offline_environment):
+    """When the session collected tests/test_other_python.py's test, its work (a venv of a second
+    Python, unit tests and lessons there) starts now, in a thread: it runs on the other core while the
+    rest of the suite runs on this one. It uses the session's Milvus server (started now, not later)."""
+    items = [item for item in request.session.items if item.get_closest_marker("other_python")]
+    if not items:
+        return
+    try:
+        uri = request.getfixturevalue("milvus_server").uri
+    except pytest.skip.Exception:  # no server on this platform: the test itself says so
+        return
+    items[0].module.start(uri)
+
+
 @pytest.fixture
 def openai_server():
     """An OpenAI-compatible endpoint on localhost (see openai_compatible_server.py)."""

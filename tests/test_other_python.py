@@ -4,7 +4,9 @@ The whole suite runs on the Python of ``.venv``; this test builds a venv with an
 version (3.11, 3.12 or 3.13, whichever else is on the machine: on PATH as ``python3.1x`` or under
 pyenv) from the same ``requirements-dev.txt``, then runs there the unit tests of the code whose
 behaviour could differ between versions (``VERSION_SENSITIVE_TESTS``, Milvus Lite only), and lessons
-00-03 on a real kernel of that Python.
+00-03 on a real kernel of that Python. The work starts with the session (``start``, called by
+``tests/conftest.py``) and runs in a thread on the machine's other core while the rest of the suite
+runs; the test waits for it and checks what it did.
 
 When no second Python is found the test skips with the reason, except in CI (``CI=true``), where it
 fails: CI must prove the lock installs on two versions. The venv is kept under
@@ -18,6 +20,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -88,14 +92,27 @@ def _build_venv(python: str, version: str, venv: Path) -> None:
         assert done.returncode == 0, f"{' '.join(step)} on Python {version}:\n{done.stderr[-3000:]}"
 
 
-@pytest.mark.other_python
-def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp_path):
+_started: dict[str, Future] = {}
+
+
+def start(milvus_uri: str) -> None:
+    """Start the second Python's work in a thread, once a session (``tests/conftest.py`` calls this
+    when the session has collected the test below): it runs on the machine's other core while the
+    rest of the suite runs, and the test only waits for it. The environment is copied now, before
+    any test changes it; the lessons get a runtime folder of their own."""
+    if "work" not in _started:
+        env = {**os.environ, "MILVUS_TEST_URI": milvus_uri,
+               "COURSE_RUNTIME_DIR": tempfile.mkdtemp(prefix="other-python-runtime-")}
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-python")
+        _started["work"] = pool.submit(_work, env)
+        pool.shutdown(wait=False)
+
+
+def _work(env: dict[str, str]) -> dict:
+    """Build (or reuse) the venv, then run the unit tests and lessons 00-03 there: what ran, for the test."""
     found = other_python()
     if found is None:
-        reason = f"no second Python among {', '.join(SUPPORTED)} on this machine"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run on a second Python: {reason}")
-        pytest.skip(reason)
+        return {"missing": f"no second Python among {', '.join(SUPPORTED)} on this machine"}
     python, version = found
     venv = ROOT / "build" / "other-python" / version
     lock = (ROOT / "requirements.txt").read_bytes() + (ROOT / "requirements-dev.txt").read_bytes()
@@ -105,15 +122,10 @@ def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp
     if not (stamp.is_file() and stamp.read_text() == digest and vpy.exists()):
         _build_venv(python, version, venv)
         stamp.write_text(digest)
-
-    # Bytecode of that Python goes beside its venv, never into the checkout.
-    env = {**os.environ, "MILVUS_TEST_URI": milvus_server.uri, "PYTHONPYCACHEPREFIX": str(venv / "pycache")}
+    env = {**env, "PYTHONPYCACHEPREFIX": str(venv / "pycache")}  # never into the checkout
     # An editable install of the checkout under test: the other venv must import *this* helpers.
     where = _run([str(vpy), "-c", "import helpers, sys; print(helpers.__file__, sys.version)"],
                  env=env, timeout=120)
-    assert where.stdout.startswith(str(ROOT / "helpers")), where.stdout + where.stderr
-    assert f"{version}." in where.stdout
-
     # The unit tests of the code whose behaviour could differ between Python versions (text and
     # Unicode handling, files and locks, the tokenizer, the stand-in, the windows and summaries, the
     # store on Milvus Lite, the checks); the rest of the suite does not depend on the version and runs
@@ -125,13 +137,27 @@ def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server, tmp
                  "-k", "not server and not long_message and not pasted_file",
                  *(f"tests/{name}" for name in VERSION_SENSITIVE_TESTS)],
                 env=env, timeout=1800)
+    out = Path(tempfile.mkdtemp(prefix="other-python-lessons-"))
+    lessons = _run([str(vpy), "-m", "helpers.course.lessons", "--out", str(out), "00", "01", "02", "03"],
+                   env=env, timeout=1200)
+    return {"version": version, "where": where, "unit": unit, "lessons": lessons,
+            "written": sorted(p.name for p in out.glob("*.ipynb"))}
+
+
+@pytest.mark.other_python
+def test_setup_unit_tests_and_first_lessons_on_another_python(milvus_server):
+    start(milvus_server.uri)  # started with the session already, unless this test runs alone
+    ran = _started["work"].result(timeout=3600)
+    if "missing" in ran:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run on a second Python: {ran['missing']}")
+        pytest.skip(ran["missing"])
+    version, where, unit, lessons = ran["version"], ran["where"], ran["unit"], ran["lessons"]
+    assert where.stdout.startswith(str(ROOT / "helpers")), where.stdout + where.stderr
+    assert f"{version}." in where.stdout
     assert unit.returncode == 0, f"unit tests on Python {version}:\n{unit.stdout[-4000:]}"
     assert " passed" in unit.stdout.splitlines()[-1]
-
-    lessons = _run([str(vpy), "-m", "helpers.course.lessons", "--out", str(tmp_path), "00", "01", "02", "03"],
-                   env=env, timeout=1200)
     assert lessons.returncode == 0, f"lessons 00-03 on Python {version}:\n{lessons.stdout[-3000:]}" \
                                     f"{lessons.stderr[-3000:]}"
-    assert sorted(p.name for p in tmp_path.glob("*.ipynb"))[:4] == [
-        "00_setup.ipynb", "01_stateless_model.ipynb", "02_in_memory_history.ipynb",
-        "03_file_history.ipynb"]
+    assert ran["written"][:4] == ["00_setup.ipynb", "01_stateless_model.ipynb", "02_in_memory_history.ipynb",
+                                  "03_file_history.ipynb"]
