@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 #: conversations the rules and numbers were chosen on; every other converted file is reported on.
 #: conv-47 and 500K-5 chose between the BM25 rows (docs/design-notes.md, "Real chats").
 TUNE = ("locomo_conv_41", "locomo_conv_47", "beam_500K_1", "beam_500K_5")
+from helpers.course.public_rows import WORDS_WEIGHT  # noqa: E402 - row -> HybridStore's words_weight
 
 
 def strategies(store, conversation: dict) -> dict:
@@ -73,6 +74,7 @@ def run(path: Path, row: str, results: Path) -> dict:
             drop_existing=True,
             store_class=store_class,
             embeddings=_embeddings(),
+            **({"words_weight": WORDS_WEIGHT[row]} if row in WORDS_WEIGHT else {}),
         ) as store:
             strategy = strategies(store, conversation)[row]()
             records = evaluate_strategy(strategy, conversation, OfflineChatModel(), progress=False)

@@ -44,6 +44,8 @@ class LayeredVariant(LayeredMemory):
 
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
+#: rows on a ``HybridStore`` whose words count less than meaning in the fusion: row -> ``words_weight``
+WORDS_WEIGHT = {"default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3, "default+bm25w0.5+cap8000": 0.5}
 
 
 def rows(store, conversation: dict) -> dict[str, Callable]:
@@ -85,6 +87,12 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         # questions and requests) searchable, both at the default share
         "default+bm25": variant(**LESSON_08),
         "default+bm25+kinds": variant(**LESSON_08, kinds=SEARCHED_ALL),
+        # the room the goal allows on a long history (the cap binds past 40,000 stored tokens), and
+        # words as a smaller voice than meaning in the fusion (``WORDS_WEIGHT``)
+        "default+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
+        "default+cap12000": variant(**LESSON_08, max_retrieval_tokens=12000),
+        **{row: variant(**LESSON_08) for row in WORDS_WEIGHT},
+        "default+bm25w0.5+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
         "default+bm25+share15+kinds+prefs": variant(
             **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
             preferences=Preferences()
