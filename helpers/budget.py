@@ -7,11 +7,12 @@ effect of each step: docs/design-notes.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
-from helpers.store import Hit, MemoryStore, Row
+from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
 from helpers.text import memory_block
 from helpers.tokens import count_text_tokens
 
@@ -21,15 +22,30 @@ def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
     return (turn if part is None else (turn, part)) if turn else id(row)
 
 
-def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1) -> list[Row]:
+def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1,
+                         part_bytes: int | None = None) -> list[Row]:
     """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the
     ``each_side`` nearest rows of the hit's own speaker before it and after it, nearest first: in a
     two-person conversation the row right after a user's statement is the other speaker's reply; the
-    user's next words ("A she! We named her Luna.") are two rounds on."""
+    user's next words ("A she! We named her Luna.") are two rounds on. ``part_bytes``: a neighbour
+    longer than this (UTF-8 bytes; e.g. ``store.max_chunk_bytes``) comes as its part nearest the hit
+    (the last part of one before, the first of one after): context for a hit, not a second document."""
     same = [row for row in around if row.speaker == hit.speaker]
     before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:each_side]
     after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:each_side]
+    if part_bytes is not None:
+        before, after = [_nearest_part(r, part_bytes, -1) for r in before], [_nearest_part(r, part_bytes, 0)
+                                                                             for r in after]
     return [side[i] for i in range(each_side) for side in (before, after) if i < len(side)]
+
+
+def _nearest_part(row: Row, part_bytes: int, which: int) -> Row:  # a long row's first (0) or last (-1) part
+    parts = split_utf8(row.content, part_bytes)
+    if len(parts) < 2:
+        return row
+    number = which % len(parts)
+    ids = (row.ids[number],) if len(row.ids) == len(parts) else row.ids
+    return dataclasses.replace(row, content=parts[number], part=(number + 1, len(parts)), ids=ids)
 
 
 def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row], int], *,
@@ -107,11 +123,12 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
             unique.setdefault(normalized(hit.content), hit)
     hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
+    part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
         near = {_key(hit): nearest_same_speaker(hit, [  # a neighbour already in the window: not again
                     r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS
-                    and (skip is None or not skip(r))])
+                    and (skip is None or not skip(r))], part_bytes=part_bytes)
                 for hit in hits[:neighbours_of]}
     if budget_tokens < (head := _FRAME_TOKENS):  # the block's tags and note, their line breaks
         return [], ""

@@ -31,10 +31,16 @@ CHAT_PREFIXES_KO = ("네", "응", "와", "우와", "고마", "감사", "이해�
 #: A question turn may open with a few words of its own; a turn whose non-question sentences
 #: hold at least this many content words is a ``statement`` ("I love painting. Do you?").
 STATEMENT_WORDS = 2
+#: A question or request of more content words than this tells its context ("I'm setting up Express
+#: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
+#: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
+ASKED_WORDS = 20
 
 _STOP = frozenset(STOP_WORDS)
 _WORD = re.compile(r"\w+")
-_SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"')\]]*|$)")
+#: a sentence ends at ``. ! ? 。 ！ ？ …``, but not at a mark inside a word ("socket.io", "Node.js",
+#: "v3.3.2"): a mark followed by a letter or digit is part of the word
+_SENTENCE = re.compile(r"(?:[^.!?。！？…]|[.!?…](?=\w))+(?:[.!?。！？…]+[\"')\]]*|$)")
 _ASKS = re.compile(r"[?？][\"')\]]*$")
 _REQUEST_START = re.compile(
     r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"

@@ -19,7 +19,16 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
-from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, named_speaker, normalized
+from helpers.kinds import (
+    ASKED_WORDS,
+    SEARCHED_KINDS,
+    OtherSpeaker,
+    classify_turn,
+    content_words,
+    is_echo,
+    named_speaker,
+    normalized,
+)
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
@@ -54,7 +63,9 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
-    repeating ``supplied``), speaker, its name in ``names`` (role -> name) and ``date``, in one insert.
+    repeating ``supplied``; ``"statement"``: a question or request longer than one part or of more than
+    ``kinds.ASKED_WORDS`` content words), speaker, its name in ``names`` (role -> name) and ``date``, in one
+    insert.
     ``other`` counts the reply side's turns (classified like the user's once a person). Only rows of
     ``embed_kinds`` are embedded (``None``: all): the others are never searched by meaning, so they are
     stored without (``MemoryStore.add(embed=False)``), found as neighbours and listed. At most
@@ -74,8 +85,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
         if speaker == "assistant" and other is not None:
             other.add(text)
         kind = classify_turn(text, speaker, other is not None and other.is_person)
-        if kind in ("question", "request") and several:
-            kind = "statement"  # a pasted file: what it holds is content, whatever its last line asks
+        if kind in ("question", "request") and (several or len(content_words(text)) > ASKED_WORDS):
+            kind = "statement"  # a pasted file, or a question telling its context: content to find
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
             kind = "echo"
         kinds.append(kind)
