@@ -253,3 +253,22 @@ def test_layered_sends_its_memories_as_data_and_skips_blank_messages_with_a_reas
                                      "t5-reply: blank text, not stored (nothing to find by meaning)"]
     assert all(row.content.strip() for row in store.rows("poisoned"))
     assert len(store.rows("poisoned")) == 8 + 2  # four steps and the last: blank ones not stored
+
+
+def test_a_question_telling_its_context_is_stored_as_a_statement(store, model):
+    from helpers.kinds import ASKED_WORDS, classify_turn, content_words
+    from helpers.layered import LayeredMemory
+
+    asked = ("I'm setting up an Express 4.18.2 server with Socket.io 4.6.1 on port 3000 for a real-time chat "
+             "app, storing messages in MongoDB 6.0 with Mongoose 7.3.1, deploying on Render.com by March 1, "
+             "can you help me handle disconnections and reconnect the clients?")
+    short = "Which port did I choose for the chat server?"
+    assert classify_turn(asked) == classify_turn(short) == "question"  # as a new message: both ask
+    assert len(content_words(asked)) > ASKED_WORDS >= len(content_words(short))
+    memory = LayeredMemory(store, "tess", "s1")
+    conversation = {**SMALL, "turns": [{"id": "t1", "session_id": "s1", "text": asked, "kind": "filler"},
+                                       {"id": "t2", "session_id": "s1", "text": short, "kind": "filler"}],
+                    "probes": []}
+    evaluate_strategy(memory, conversation, model, progress=False)
+    kinds = {row.content: row.kind for row in store.rows("tess")}
+    assert (kinds[asked], kinds[short]) == ("statement", "question")  # its context is searched

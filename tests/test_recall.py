@@ -9,6 +9,7 @@ Run the server tests under the machine's Milvus lock (one server per machine)::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 
@@ -73,6 +74,20 @@ def test_nearest_same_speaker_skips_the_other_speakers_line():
     assert budget.nearest_same_speaker(hit, []) == []
 
 
+def test_a_long_neighbour_comes_as_its_part_nearest_the_hit():
+    hit = _m("t5", 1, round=5)
+    before = _m("t3", 1, round=3)
+    before = dataclasses.replace(before, content="a" * 10 + "b" * 10 + "c" * 5, ids=("t3-0", "t3-1", "t3-2"))
+    after = dataclasses.replace(_m("t7", 1, round=7), content="x" * 10 + "y" * 4, ids=("t7-0", "t7-1"))
+    whole = budget.nearest_same_speaker(hit, [before, after])
+    assert [r.content for r in whole] == [before.content, after.content]  # no part size: whole rows
+    near = budget.nearest_same_speaker(hit, [before, after], part_bytes=10)
+    assert [(r.content, r.part, r.ids) for r in near] == [("c" * 5, (3, 3), ("t3-2",)),  # its end
+                                                          ("x" * 10, (1, 2), ("t7-0",))]  # its start
+    short = _m("t9", 2, round=9)
+    assert budget.nearest_same_speaker(hit, [short], part_bytes=10) == [short]  # one part: as it is
+
+
 def test_classify_turn():
     c = kinds.classify_turn
     assert c("What are popular dog names in Korea?") == "question"
@@ -110,6 +125,10 @@ def test_classify_turn_in_conversations_between_people():
              "assistant") == "reply"  # quoting the user is not speaking of oneself
     assert kinds.split_sentences('She said "hi!" Then left. Why?') == [
         'She said "hi!"', "Then left.", "Why?"]
+    # a mark inside a word ends nothing: a question naming socket.io is still one question
+    assert kinds.split_sentences("I use Node.js v18.2.1 now. Have you tried socket.io-client?") == [
+        "I use Node.js v18.2.1 now.", "Have you tried socket.io-client?"]
+    assert c("Have I ever written integration tests with Jest and socket.io-client?") == "question"
     assert kinds.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
 
 
