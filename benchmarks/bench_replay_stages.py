@@ -172,7 +172,7 @@ def main() -> None:
     print(f"overhead p50 without embedding {total['overhead ms without embedding (p50)']} ms, with "
           f"{total['overhead ms (p50)']} ms; texts embedded by the store {total['extra embeddings']}; "
           f"summary calls {total['extra calls']}; parts waiting at the end {waiting}; rows stored {stored}, "
-          f"{unembedded} of them without an embedding")
+          f"{unembedded} of them without an embedding (kinds never searched, replies' later parts)")
     print(f"e5 vector cache: {vector_cache.misses} texts embedded, {vector_cache.hits} found embedded")
     print(f"prompt tokens {total['prompt tokens (total)']}, extra call tokens {total['extra call tokens']}, "
           f"{recall_totals(records)}")

@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from helpers.budget import fill_budget
 from helpers.kinds import SEARCHED_KINDS, OtherSpeaker, classify_turn, is_echo, named_speaker, normalized
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import EMBED_PARTS, EMBED_REPLY_PARTS, WrittenTurns, step_messages
+from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
 from helpers.store import Hit, MemoryStore, split_utf8, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
@@ -29,6 +29,10 @@ from helpers.tokens import count_message_tokens, count_text_tokens, default_coun
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
+#: Parts of a long assistant reply embedded (``MemoryStore.add(embedded_parts=...)``): its first; the later
+#: ones are stored without an embedding. Most of a replay's e5 work was replies' later parts; a user's paste
+#: keeps every part findable (docs/design-notes.md, "Where a replay's time goes").
+EMBED_REPLY_PARTS = 1
 
 
 @dataclass

@@ -157,11 +157,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                parts: bool = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
         ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
-        alone (``part`` set; short rows are one part); never a part stored without an embedding
-        (``parts.EMBEDDED``; a whole row joins all its parts). If given: only rows of ``kinds`` (filtered
-        before the top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. A query
-        longer than ``PART_MAX_BYTES`` is embedded as its start and end (``safe.bounded_text``). Raises
-        InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` no str, no vector)."""
+        alone (``part`` set); never a part stored without an embedding (``parts.EMBEDDED``). If given: only
+        rows of ``kinds`` (filtered before the top-k is cut), of ``session_id``, of a cosine similarity >=
+        ``min_score``. A query over ``PART_MAX_BYTES`` is embedded as its start and end (``bounded_text``).
+        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` no str, no vector)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
@@ -196,9 +195,8 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
 
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
-        """The ``limit`` chunks matching ``where`` and embedded (``EMBEDDED``) closest to ``query_vector``,
-        best first (``query``: the text, for a subclass that also searches words; ``None`` when a score
-        threshold applies)."""
+        """The ``limit`` embedded chunks (``EMBEDDED``) matching ``where`` closest to ``query_vector``, best
+        first (``query``: the text, for a subclass that also searches words; ``None``: a score threshold)."""
         return self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
                           filter=f"{where} and {EMBEDDED}", output_fields=list(FIELDS),
                           consistency_level=self.consistency_level,
