@@ -292,7 +292,8 @@ def test_insert_vs_upsert_per_backend(store, user):
     (row_id,) = add_turn(store, user, "s1", 1, "original")
     row = {"id": row_id, "vector": [1.0] + [0.0] * (DIM - 1), "content": "duplicate", "user_id": user,
            "session_id": "s1", "round": 1, "kind": "turn", "speaker": "", "name": "", "date": "",
-           "timestamp": "2026-01-31T09:30:00+00:00", "turn_id": row_id[:-2], "chunk": 0, "chunks": 1}
+           "timestamp": "2026-01-31T09:30:00+00:00", "turn_id": row_id[:-2], "chunk": 0, "chunks": 1,
+           "embedded": 1}
     store.client.insert(store.collection, [row])
     assert store.count(user) == (1 if kind_of(store.uri) == "lite" else 2)
     store.client.upsert(store.collection, [{**row, "content": "upserted"}])
