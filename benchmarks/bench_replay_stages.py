@@ -19,9 +19,10 @@ in the innermost one only, so the rows add up to the whole. **CPU s** is the pro
 **wall s** its elapsed time. The machine is shared: compare CPU seconds across runs, and wall
 seconds only at a similar load (printed). ``--profile`` adds cProfile's top functions.
 
-``--assistant-parts K`` measures a policy, not the course's default: an assistant reply longer than
-``K`` parts is stored as its first ``K`` parts only (the replay, the window and the summary still see
-all of it; the store embeds and finds only those). Measured: docs/design-notes.md, "Long messages".
+``--reply-parts K`` embeds the first ``K`` parts of a long assistant reply (``LayeredMemory``'s
+``embed_reply_parts``; default: the course's, its first part), ``--reply-parts all`` every part (the
+behaviour before that default); the later parts are stored either way. Measured:
+docs/design-notes.md, "Where a replay's time goes".
 """
 
 from __future__ import annotations
@@ -99,20 +100,6 @@ def instrument(stages: Stages) -> None:
     stages.wrap(MemoryStore, "_call", lambda a, k: f"Milvus Lite: {a[1]}")
 
 
-def first_parts_of_replies(store, keep: int) -> None:
-    """The ``--assistant-parts`` policy: ``store.add`` keeps an assistant reply's first ``keep`` parts."""
-    from helpers.safe import split_utf8
-
-    add = store.add
-
-    def add_first_parts(user_id, session_id, round, text, **options):
-        if options.get("speaker") == "assistant":
-            text = "".join(split_utf8(text, store.max_chunk_bytes)[:keep])
-        return add(user_id, session_id, round, text, **options)
-
-    store.add = add_first_parts
-
-
 def layered(store, conversation: dict):
     """The layered memory of ``default_strategies`` (the one lesson 08 measures)."""
     from helpers.evaluate import default_strategies
@@ -127,8 +114,9 @@ def main() -> None:
     parser.add_argument("--conversation", type=Path, required=True, help="a long-conversation JSON file")
     parser.add_argument("--turns", type=int, default=None, help="only its first data turns")
     parser.add_argument("--profile", action="store_true", help="also print cProfile's top 40")
-    parser.add_argument("--assistant-parts", type=int, default=None,
-                        help="a policy to measure: store only the first K parts of an assistant reply")
+    parser.add_argument("--reply-parts", type=lambda v: None if v == "all" else int(v), default=0,
+                        metavar="K|all", help="parts of a long assistant reply embedded (default: the "
+                        "memory's own; all: every part)")
     args = parser.parse_args()
 
     from helpers.course.embeddings import vector_cache
@@ -152,8 +140,8 @@ def main() -> None:
         began, cpu = time.perf_counter(), time.process_time()
         with open_store("stages", uri=f"{folder}/stages.db", drop_existing=True) as store:
             strategy = layered(store, conversation)
-            if args.assistant_parts is not None:
-                first_parts_of_replies(store, args.assistant_parts)
+            if args.reply_parts != 0:
+                strategy.embed_reply_parts = args.reply_parts
             if args.profile:
                 import cProfile
                 import pstats
@@ -164,13 +152,14 @@ def main() -> None:
             else:
                 records = evaluate_strategy(strategy, conversation, OfflineChatModel(), args.turns,
                                             progress=False)
-            waiting = len(store.waiting)
+            waiting, stored = len(store.waiting), store.count()
+            unembedded = store._count("embedded == 0")  # rows stored without an embedding
         wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     rest_cpu, rest_wall = cpu - sum(stages.cpu.values()), wall - sum(stages.wall.values())
     rows = sorted(stages.cpu, key=lambda s: -stages.cpu[s])
     width = max(map(len, [*rows, REST]))
-    keep = args.assistant_parts
-    policy = f"; assistant replies stored by their first {keep} parts" if keep is not None else ""
+    keep = strategy.embed_reply_parts
+    policy = f"; embedded: {'every part' if keep is None else f'the first {keep} part(s)'} of a long reply"
     print(f"{conversation['id']}: {len(records)} steps, layered memory of default_strategies{policy}")
     print(f"{'stage':<{width}} {'calls':>7} {'texts':>7} {'CPU s':>8} {'wall s':>8}")
     for stage in rows:
@@ -182,7 +171,8 @@ def main() -> None:
     total = totals(records)
     print(f"overhead p50 without embedding {total['overhead ms without embedding (p50)']} ms, with "
           f"{total['overhead ms (p50)']} ms; texts embedded by the store {total['extra embeddings']}; "
-          f"summary calls {total['extra calls']}; parts waiting at the end {waiting}")
+          f"summary calls {total['extra calls']}; parts waiting at the end {waiting}; rows stored {stored}, "
+          f"{unembedded} of them without an embedding (kinds never searched, replies' later parts)")
     print(f"e5 vector cache: {vector_cache.misses} texts embedded, {vector_cache.hits} found embedded")
     print(f"prompt tokens {total['prompt tokens (total)']}, extra call tokens {total['extra call tokens']}, "
           f"{recall_totals(records)}")

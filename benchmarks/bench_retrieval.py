@@ -88,7 +88,7 @@ def rows_for(vectors: np.ndarray, users: list[str], start: int) -> tuple[list[di
         rows.append({"id": ids[-1], "vector": vector.tolist(), "content": format_turn(f"turn {start + i}"),
                      "user_id": users[(start + i) % len(users)], "session_id": "bench", "round": start + i,
                      "kind": "turn", "speaker": "", "name": "", "date": "", "timestamp": stamp,
-                     "turn_id": turn_id, "chunk": 0, "chunks": 1})
+                     "turn_id": turn_id, "chunk": 0, "chunks": 1, "embedded": 1})
     return rows, ids
 
 

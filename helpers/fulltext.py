@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from helpers.parts import EMBEDDED
 from helpers.store import FIELDS, MemoryStore
 
 SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
@@ -75,7 +76,7 @@ class HybridStore(MemoryStore):
 
         cosine = {"metric_type": "COSINE", "params": {"nprobe": self.nprobe}}
         dense = AnnSearchRequest(data=[self._vector(query_vector)], anns_field="vector", limit=limit,
-                                 param=cosine, expr=where)
+                                 param=cosine, expr=f"{where} and {EMBEDDED}")  # words: rows without too
         words = AnnSearchRequest(data=[query], anns_field=SPARSE_FIELD, limit=limit,
                                  param={"metric_type": "BM25"}, expr=where)
         return self._call("hybrid_search", [dense, words], RRFRanker(RRF_K), limit=limit,

@@ -38,6 +38,10 @@ from helpers.tokens import count_message_tokens, count_text_tokens, default_coun
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
+#: Parts of a long assistant reply embedded (``MemoryStore.add(embedded_parts=...)``): its first; the later
+#: ones are stored without an embedding. Most of a replay's e5 work was replies' later parts; a user's paste
+#: keeps every part findable (docs/design-notes.md, "Where a replay's time goes").
+EMBED_REPLY_PARTS = 1
 
 
 @dataclass
@@ -60,6 +64,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                    supplied: str = "", other: OtherSpeaker | None = None,
                    names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
                    embed_kinds: Collection[str] | None = SEARCHED_KINDS,
+                   embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
@@ -71,7 +76,10 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     stored without (``MemoryStore.add(embed=False)``), found as neighbours and listed. At most
     ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
     (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
-    room left over embeds parts waiting from earlier turns. A blank message (``store.add`` refuses it)
+    room left over embeds parts waiting from earlier turns. Of an assistant's message only the first
+    ``embed_reply_parts`` parts are embedded (``None``: all; a user's paste keeps every part findable); its
+    later parts are stored at once without an embedding (``MemoryStore.add(embedded_parts=...)``): listed,
+    neighbours, whole, never a dense search's hit. A blank message (``store.add`` refuses it)
     keeps its round, is not stored, and why is appended to ``skipped``. Text is stored NFC."""
     for message in messages:
         if is_blank(message.text):
@@ -102,7 +110,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
             ids += store.add(user_id, session_id, number, text, kind=kind, speaker=speaker,
                              name=(names or {}).get(speaker, ""), date=date, embed=e,
                              vector=next(vectors) if e and not several else None,
-                             embed_parts=left if e and several else None)
+                             embed_parts=left if e and several else None,
+                             embedded_parts=embed_reply_parts if speaker == "assistant" else None)
             written.add(session_id, number, message)
         left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
         if store.waiting and left > 0:
@@ -121,7 +130,9 @@ class LayeredMemory:
     answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
     speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
     session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), stored and
-    shown with each row (a question naming one of them gets that person's rows first). Attributes: ``log`` (a
+    shown with each row (a question naming one of them gets that person's rows first); ``embed_reply_parts``
+    parts of a long assistant message embedded, the later ones stored without (``write_messages``; ``None``:
+    all). Attributes: ``log`` (a
     ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits). Raises ValueError for a budget below 1 or
     a negative setting, InvalidIdError for an unsafe id."""
 
@@ -135,7 +146,8 @@ class LayeredMemory:
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
                  neighbours_of: int = 3, session_date: str = "",
-                 names: Mapping[str, str] | None = None) -> None:
+                 names: Mapping[str, str] | None = None,
+                 embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
         if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
             raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
                              f"got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}")
@@ -143,7 +155,12 @@ class LayeredMemory:
             raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
+        reply_parts = embed_reply_parts
+        if reply_parts is not None and (isinstance(reply_parts, bool) or not isinstance(reply_parts, int)
+                                        or reply_parts < 1):
+            raise ValueError(f"embed_reply_parts must be an int >= 1 or None, got {embed_reply_parts!r}")
         self.store, self.session_date, self.names = store, session_date, names
+        self.embed_reply_parts = embed_reply_parts
         self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
@@ -220,7 +237,7 @@ class LayeredMemory:
         calls = self.store.embedding_calls
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
                        date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
-                       names=self.names, skipped=turn.skipped)
+                       names=self.names, embed_reply_parts=self.embed_reply_parts, skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:

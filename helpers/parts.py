@@ -17,6 +17,7 @@ from helpers.safe import split_utf8, utf8_len
 from helpers.text import is_blank, nfc, utc_iso
 
 PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
+EMBEDDED = "embedded == 1"  # every dense search's filter (a search by words may find the rows without)
 
 
 class PartWriter:
@@ -41,13 +42,14 @@ class PartWriter:
         return [self._vector(v) for v in vectors]
 
     def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
-            speaker: str = "", name: str = "", date: str = "",
+            speaker: str = "", name: str = "", date: str = "", embedded_parts: int | None = None,
             timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
             embed_parts: int | None = None, embed: bool = True) -> list[str]:
         """Embed and store ``text`` exactly, a row per part; returns the parts' ids (``<turn_id>-<chunk>``).
         ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting`` (oldest first), then the
-        next, this many in all; the rest wait. ``embed=False``: none embedded, the vector ``[1, 0 ...]`` (a
-        row no search asks for: filter by ``kinds``). ``round``: int >= 0, its place in the session;
+        next, this many in all; the rest wait. ``embedded_parts`` (int >= 1): only the first this many are
+        (``embed=False``: none); the others are stored now, vector ``[1, 0 ...]``, ``embedded`` 0: never a
+        dense search's hit (``EMBEDDED``), listed, neighbours, in their whole row. ``round``: int >= 0;
         ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name`` theirs;
         ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
         ``vector``: a one-part ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
@@ -67,19 +69,21 @@ class PartWriter:
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        if embed_parts is not None and not (isinstance(embed_parts, int) and embed_parts >= 1):
-            raise ValueError(f"embed_parts must be an int >= 1 or None, got {embed_parts!r}")
+        if any(n is not None and (type(n) is not int or n < 1) for n in (embed_parts, embedded_parts)):
+            raise ValueError(f"each must be an int >= 1 or None: {embed_parts=}, {embedded_parts=}")
         turn = uuid.uuid4().hex
         rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
-                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks)}
+                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks), "embedded": 1}
                 for i, chunk in enumerate(chunks)]
-        if vector is not None or not embed:  # a vector given, or none wanted: nothing to embed
-            for row in rows[:1] if embed else rows:
-                row["vector"] = self._vector(vector) if embed else [1.0] + [0.0] * (self.dim - 1)
+        kept = 0 if not embed else len(rows) if embedded_parts is None else embedded_parts  # parts embedded
+        for row in rows[kept:]:  # stored now without an embedding
+            row.update(embedded=0, vector=[1.0] + [0.0] * (self.dim - 1))
+        if vector is not None and embed:
+            rows[0]["vector"] = self._vector(vector)
         if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
             with self._lock:
-                self.waiting += rows[1:]
-                rows, self.waiting = rows[:1] + self.waiting[:embed_parts - 1], self.waiting[embed_parts - 1:]
+                self.waiting, cut = self.waiting + rows[1:kept], embed_parts - 1
+                rows, self.waiting = rows[:1] + rows[kept:] + self.waiting[:cut], self.waiting[cut:]
         self._write(rows)
         return [f"{turn}-{i}" for i in range(len(chunks))]
 

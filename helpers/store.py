@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helpers.parts import PART_MAX_BYTES, PartWriter
+from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
     bounded_text,
@@ -29,7 +29,7 @@ LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/desi
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
-          "chunks": None}
+          "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -157,10 +157,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                parts: bool = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
         ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
-        alone (``part`` set; short rows are one part). If given: only rows of ``kinds`` (filtered before
-        the top-k is cut), of ``session_id``, of a cosine similarity >= ``min_score``. A query longer than
-        ``PART_MAX_BYTES`` is embedded as its start and end (``safe.bounded_text``). Raises InvalidIdError,
-        DimensionMismatchError, ValueError, TypeError (``query`` not a str and no ``query_vector``)."""
+        alone (``part`` set); never a part stored without an embedding (``parts.EMBEDDED``). If given: only
+        rows of ``kinds`` (filtered before the top-k is cut), of ``session_id``, of a cosine similarity >=
+        ``min_score``. A query over ``PART_MAX_BYTES`` is embedded as its start and end (``bounded_text``).
+        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` no str, no vector)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
@@ -195,10 +195,11 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
 
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
-        """The ``limit`` chunks matching ``where`` closest to ``query_vector``, best first (``query``:
-        the text, for a subclass that also searches words; ``None`` when a score threshold applies)."""
+        """The ``limit`` embedded chunks (``EMBEDDED``) matching ``where`` closest to ``query_vector``, best
+        first (``query``: the text, for a subclass that also searches words; ``None``: a score threshold)."""
         return self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
-                          filter=where, output_fields=list(FIELDS), consistency_level=self.consistency_level,
+                          filter=f"{where} and {EMBEDDED}", output_fields=list(FIELDS),
+                          consistency_level=self.consistency_level,
                           search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,

@@ -292,7 +292,8 @@ def test_insert_vs_upsert_per_backend(store, user):
     (row_id,) = add_turn(store, user, "s1", 1, "original")
     row = {"id": row_id, "vector": [1.0] + [0.0] * (DIM - 1), "content": "duplicate", "user_id": user,
            "session_id": "s1", "round": 1, "kind": "turn", "speaker": "", "name": "", "date": "",
-           "timestamp": "2026-01-31T09:30:00+00:00", "turn_id": row_id[:-2], "chunk": 0, "chunks": 1}
+           "timestamp": "2026-01-31T09:30:00+00:00", "turn_id": row_id[:-2], "chunk": 0, "chunks": 1,
+           "embedded": 1}
     store.client.insert(store.collection, [row])
     assert store.count(user) == (1 if kind_of(store.uri) == "lite" else 2)
     store.client.upsert(store.collection, [{**row, "content": "upserted"}])
@@ -506,6 +507,34 @@ def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, 
         assert whole.content == paste and whole.part is None
         line = LINES[language].format(n=300)
         assert line in "".join(p for p in parts)
+    finally:
+        store.drop()
+
+
+def test_only_the_first_embedded_parts_are_embedded_the_rest_stored_now_never_a_dense_hit(lite_uri, user):
+    embedder = HashEmbeddings(DIM)
+    seen: list[str] = []
+    embedder.embed_documents = lambda texts, inner=embedder.embed_documents: seen.extend(texts) or inner(
+        texts)
+    store = new_store(lite_uri, embeddings=embedder, max_chunk_bytes=40)
+    try:
+        text = " ".join(f"step {n} of the plan." for n in range(1, 13))
+        parts = split_utf8(text, 40)  # 7 parts of at most 40 bytes
+        for bad in (0, True, 1.5):
+            with pytest.raises(ValueError, match="embedded_parts"):
+                store.add(user, "s1", 1, text, embedded_parts=bad)
+        ids = store.add(user, "s1", 1, text, speaker="assistant", embed_parts=1, embedded_parts=2)
+        assert len(ids) == len(parts) == 7 and seen == parts[:1] and store.waiting[0]["content"] == parts[1]
+        found = store.client.query(store.collection, filter=f'user_id == "{user}"',
+                                   output_fields=["chunk", "embedded"])
+        assert sorted((r["chunk"], r["embedded"]) for r in found) == [(0, 1), *((i, 0) for i in range(2, 7))]
+        assert store.catch_up() == 1 and seen == parts[:2]  # the second part waited; the rest never will
+        (whole,) = store.rows(user)
+        assert whole.content == text and whole.part is None  # every part, joined
+        hits = store.search(user, None, 20, parts=True, query_vector=[1.0] + [0.0] * (DIM - 1))
+        assert sorted(h.part for h in hits) == [(1, 7), (2, 7)]  # not the placeholders, exactly their vector
+        (hit,) = store.search(user, parts[4], 1)  # a whole-row hit brings all its parts
+        assert hit.content == text and hit.part is None
     finally:
         store.drop()
 

@@ -418,7 +418,7 @@ def test_self_check_on_a_server_finds_a_duplicate_id(milvus_server):
         row = {"id": row_id, "vector": [1.0] + [0.0] * (DIM - 1), "content": "a second row",
                "user_id": "ann", "session_id": "s1", "round": 9, "kind": "turn", "speaker": "",
                "name": "", "date": "", "timestamp": "2026-01-31T09:30:00+00:00",
-               "turn_id": row_id[:-2], "chunk": 0, "chunks": 1}
+               "turn_id": row_id[:-2], "chunk": 0, "chunks": 1, "embedded": 1}
         server.client.insert(server.collection, [row])  # a server keeps both rows
         ok, detail = by_check(self_check(server, "ann"))["ids unique"]
         assert not ok and detail == "8 rows, 7 distinct ids"
