@@ -106,19 +106,20 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
                 neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
-                prefer: Callable[[Hit], bool] | None = None) -> tuple[list[Row], str]:
+                prefer: Callable[[Hit], bool] | None = None, words: bool = False) -> tuple[list[Row], str]:
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
     once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
     window; hits and neighbours), put hits
     where ``prefer`` is true first (e.g. the lines of the person a question names), bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
-    message is searched and sent by its parts (``MemoryStore.search(parts=True)``). Returns
+    message is searched and sent by its parts (``MemoryStore.search(parts=True)``); ``words``: by words
+    too where the store can (``MemoryStore.search(words=True)``). Returns
     ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
     fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
     (``store``: a ``MemoryStore``, or anything with its search and neighbours)."""
     unique: dict[str, Hit] = {}  # the same words said twice take the budget once
-    for hit in store.search(user_id, question, candidates, kinds=kinds, parts=True):
+    for hit in store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words):
         if skip is None or not skip(hit):
             unique.setdefault(normalized(hit.content), hit)
     hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))

@@ -21,6 +21,10 @@ from helpers.store import FIELDS, MemoryStore
 
 SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
 RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
+#: How much the words' ranking counts against meaning's in the fusion: real chats' questions share rare
+#: words with their answers (names, versions), paraphrased ones share none; chosen on two public chats
+#: and the course's conversations (docs/design-notes.md, "Real chats").
+WORDS_WEIGHT = 0.3
 
 
 def server_has_bm25(client) -> bool:
@@ -38,13 +42,14 @@ def server_has_bm25(client) -> bool:
 class HybridStore(MemoryStore):
     """A ``MemoryStore`` that searches by words (BM25) and by meaning, fused by rank, where the
     Milvus it talks to can (``full_text``); else exactly a ``MemoryStore``. Same arguments, and
-    ``words_weight`` (float in (0, 1]): how much the words' ranking counts in the fusion (1: as much
-    as meaning's, Milvus's ``RRFRanker``; 0.5: a row first by words and absent by meaning ranks like
-    one 60 places further down by meaning). A collection made without the BM25 field stays
-    dense-only (drop it to get one with it). With ``min_score`` a search is by meaning alone (a fused
-    score is a rank, not a similarity). Raises ValueError for a weight outside (0, 1]."""
+    ``words_weight`` (float in (0, 1], default ``WORDS_WEIGHT``): how much the words' ranking counts in
+    the fusion (1: as much as meaning's, Milvus's ``RRFRanker``; 0.5: a row first by words and absent
+    by meaning ranks like one 60 places further down by meaning). Only a search that asks
+    (``search(words=True)``, as layered memory's does) uses words. A collection made without the BM25
+    field stays dense-only (drop it to get one with it). With ``min_score`` a search is by meaning
+    alone (a fused score is a rank, not a similarity). Raises ValueError for a weight outside (0, 1]."""
 
-    def __init__(self, client, collection: str, embeddings, *, words_weight: float = 1.0,
+    def __init__(self, client, collection: str, embeddings, *, words_weight: float = WORDS_WEIGHT,
                  **kwargs) -> None:
         if not 0 < words_weight <= 1:
             raise ValueError(f"words_weight must be in (0, 1], got {words_weight!r}")

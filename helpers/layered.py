@@ -140,6 +140,7 @@ class LayeredMemory:
                  "window + running summary + statements retrieved within a token budget")
     searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
     max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
+    search_words: bool = True  #: search by words too where the store can (``helpers.fulltext.HybridStore``)
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
@@ -223,7 +224,8 @@ class LayeredMemory:
                                  neighbours_of=self.neighbours_of,
                                  skip=lambda hit: normalized(hit.content) in in_window
                                  or bool(window_ids.intersection(self._written.sources([hit]))),
-                                 prefer=(lambda hit: hit.name == named) if named else None)
+                                 prefer=(lambda hit: hit.name == named) if named else None,
+                                 words=self.search_words)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once

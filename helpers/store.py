@@ -154,12 +154,14 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
-               parts: bool = False) -> list[Hit]:
+               parts: bool = False, words: bool = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
         ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
         alone (``part`` set); never a part stored without an embedding (``parts.EMBEDDED``). If given: only
         rows of ``kinds`` (filtered before the top-k is cut), of ``session_id``, of a cosine similarity >=
-        ``min_score``. A query over ``PART_MAX_BYTES`` is embedded as its start and end (``bounded_text``).
+        ``min_score``. ``words=True``: by its words too where the store can (``fulltext.HybridStore``: BM25,
+        fused by rank; a score is then the fusion's). A query over ``PART_MAX_BYTES`` is embedded as its
+        start and end (``bounded_text``).
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` no str, no vector)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
@@ -172,7 +174,7 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             self._counted(1, began)
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
-        found = self._search_chunks(bounded_text(query, PART_MAX_BYTES) if isinstance(query, str)
+        found = self._search_chunks(bounded_text(query, PART_MAX_BYTES) if words and isinstance(query, str)
                                     and min_score is None else None, query_vector, where, 4 * top_k)
         best: dict[str, tuple[float, dict]] = {}  # each row's (or part's) best chunk, in rank order
         for hit in found:

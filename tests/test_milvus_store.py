@@ -562,7 +562,7 @@ def test_hybrid_store_finds_a_rare_word_on_lite_and_stays_dense_on_an_old_server
     BM25 functions; the 2.3.5 server has none, so there the store is a plain dense store."""
     from helpers.fulltext import SPARSE_FIELD, HybridStore
 
-    store = new_store(uri, store_class=HybridStore)
+    store = new_store(uri, store_class=HybridStore, words_weight=1.0)
     try:
         assert store.full_text is (kind_of(uri) == "lite")
         fields = {f["name"] for f in store.client.describe_collection(store.collection)["fields"]}
@@ -571,14 +571,40 @@ def test_hybrid_store_finds_a_rare_word_on_lite_and_stays_dense_on_an_old_server
         texts[17] = "I synced the server clock with the NTP pool yesterday."
         for i, text in enumerate(texts):
             store.add(user, "s1", i, text, kind="statement", speaker="user")
-        hits = store.search(user, "when did I set up NTP", 3, kinds=["statement"])
+        hits = store.search(user, "when did I set up NTP", 3, kinds=["statement"], words=True)
         assert len(hits) == 3 and all(h.kind == "statement" for h in hits)
         if store.full_text:
             assert hits[0].content == texts[17]
-        assert store.search(user, "NTP", 3, kinds=["question"]) == []  # the filter holds in both searches
+        assert store.search(user, "NTP", 3, kinds=["question"], words=True) == []  # the filter holds in both
+        unasked = store.search(user, "when did I set up NTP", 40)  # words only when asked: meaning alone
+        assert [h.content for h in unasked] == [h.content for h in MemoryStore.search(
+            store, user, "when did I set up NTP", 40)]
         dense = store.search(user, "when did I set up NTP", 3, min_score=-1.0)  # a threshold: meaning only
         assert [h.content for h in dense] == [h.content for h in MemoryStore.search(
             store, user, "when did I set up NTP", 3, min_score=-1.0)]
+    finally:
+        store.drop()
+
+
+def test_hybrid_store_weighs_the_words_ranking_in_the_fusion(uri, user):
+    """Each chunk scores 1 / (60 + rank by meaning) + words_weight / (60 + rank by words): "NTP" is in
+    one line only, so only that line gets the words' share."""
+    from helpers.fulltext import RRF_K, HybridStore
+
+    store = new_store(uri, store_class=HybridStore, words_weight=0.3)
+    try:
+        for i in range(20):
+            text = "I synced the clock with NTP." if i == 11 else f"Filler line {i} about lunch."
+            store.add(user, "s1", i, text, kind="statement", speaker="user")
+        dense = [h.content for h in MemoryStore.search(store, user, "NTP", 20)]
+        fused = store.search(user, "NTP", 20, words=True)
+        if not store.full_text:  # the 2.3.5 server: meaning alone
+            assert [h.content for h in fused] == dense
+            return
+        expected = {text: 1 / (RRF_K + rank) for rank, text in enumerate(dense, start=1)}
+        expected["I synced the clock with NTP."] += 0.3 / (RRF_K + 1)
+        assert {h.content: h.score for h in fused} == pytest.approx(expected)
+        assert [h.content for h in fused] == sorted(expected, key=lambda text: -expected[text])
     finally:
         store.drop()
 
