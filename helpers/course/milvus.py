@@ -154,7 +154,7 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
 
 def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = None, uri: str | None = None,
                token: str | None = None, settings: Settings | None = None, embeddings=None,
-               flush_every: int | str | None = "auto", store_class: type[MemoryStore] = MemoryStore,
+               flush_every: int | str | None = "auto", store_class: type[MemoryStore] | None = None,
                **options) -> MemoryStore:
     """A ``MemoryStore`` (``collection``, created if missing) on the course's Milvus.
 
@@ -164,7 +164,8 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
     ``embeddings`` (a LangChain ``Embeddings``); ``flush_every``: rows, ``None``, or ``"auto"``:
     ``LITE_FLUSH_EVERY`` on Milvus Lite, never on a server (it seals segments itself); ``options``: other
     ``MemoryStore`` arguments (``dim``, ``drop_existing``, ``timeout`` ...); ``store_class``: the class
-    to make (e.g. ``helpers.fulltext.HybridStore``). Raises what ``connect`` and the
+    to make (default ``helpers.fulltext.HybridStore``: a ``MemoryStore`` whose rows' words are indexed too,
+    dense-only where the server has no BM25). Raises what ``connect`` and the
     store raise (LiteLockedError, MilvusUnavailableError, DimensionMismatchError, MilvusStoreError)."""
     from helpers.course.embeddings import get_embeddings
 
@@ -173,6 +174,8 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
     if flush_every == "auto":
         flush_every = LITE_FLUSH_EVERY if kind == "lite" else None
     embeddings = embeddings if embeddings is not None else get_embeddings(settings)
+    if store_class is None:  # words and meaning: layered memory searches both (helpers.fulltext)
+        from helpers.fulltext import HybridStore as store_class
     client = connect(uri, token, options.get("timeout", 30.0))
     try:
         return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, kind=kind,
