@@ -155,14 +155,12 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
                parts: bool = False, words: bool = False) -> list[Hit]:
-        """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or to its embedding
-        ``query_vector``), best first, each whole; ``parts=True``: the closest parts, a long row's part
-        alone (``part`` set); never a part stored without an embedding (``parts.EMBEDDED``). If given: only
-        rows of ``kinds`` (filtered before the top-k is cut), of ``session_id``, of a cosine similarity >=
-        ``min_score``. ``words=True``: by its words too where the store can (``fulltext.HybridStore``: BM25,
-        fused by rank; a score is then the fusion's). A query over ``PART_MAX_BYTES`` is embedded as its
-        start and end (``bounded_text``).
-        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` no str, no vector)."""
+        """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
+        ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
+        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` (filtered before
+        the cut), of ``session_id``, of a cosine >= ``min_score``; ``words=True``: by words too where it can
+        (``fulltext.HybridStore``; a score is then a fused rank). A query over ``PART_MAX_BYTES`` is embedded
+        as its start and end. Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
