@@ -127,7 +127,7 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
     "08_measuring_memory": """
 import json, sys
 _solution = evaluate_strategy(LayeredMemory(month_store, "solution", "session-1", window_tokens=60,
-                                            max_summary_tokens=40, retrieval_tokens=200),
+                                            max_summary_tokens=30, retrieval_tokens=200),
                               task, model, progress=False)
 print(json.dumps({"results": results.reset_index().to_dict(orient="records"),
                   "precomputed": PRECOMPUTED, "replayed": runs is not None,
@@ -435,7 +435,7 @@ def assert_08_shows(shown):
     count, tokens, budget = shown["statements"]
     assert count >= 30 and tokens < budget == 500, shown["statements"]
     # the capstone: the default budgets reach every question's evidence but break the limit;
-    # a solution exists (window 60, summary 40, retrieval 200)
+    # a solution exists (window 60, summary 30, retrieval 200)
     capstone = shown["capstone"]
     assert capstone["reached"] == 5 and capstone["largest"] > capstone["limit"] == 300
     assert capstone["passed"] is False
