@@ -280,5 +280,5 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         self.close()
 
     def __repr__(self) -> str:
-        return (f"MemoryStore(kind={self.kind!r}, uri={self.uri!r}, collection={self.collection!r}, "
+        return (f"{type(self).__name__}({self.kind} at {self.uri!r}, collection={self.collection!r}, "
                 f"dim={getattr(self, 'dim', None)}, nlist={self.nlist}, nprobe={self.nprobe})")
