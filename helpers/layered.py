@@ -218,12 +218,13 @@ class LayeredMemory:
             return None
         calls = self.store.embedding_calls
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
-        window_ids = {m.id for m in window if m.id}
+        window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=self.searched_kinds, candidates=max(30, budget // 20),
                                  neighbours_of=self.neighbours_of,
                                  skip=lambda hit: normalized(hit.content) in in_window
-                                 or bool(window_ids.intersection(self._written.sources([hit]))),
+                                 or any(normalized(hit.content) in window_ids.get(i, "\0")
+                                        for i in self._written.sources([hit])),
                                  prefer=(lambda hit: hit.name == named) if named else None,
                                  words=self.search_words)
         self._turn.embedding_calls += self.store.embedding_calls - calls

@@ -343,3 +343,21 @@ def test_a_question_telling_its_context_is_stored_as_a_statement(store, model):
     evaluate_strategy(memory, conversation, model, progress=False)
     kinds = {row.content: row.kind for row in store.rows("tess")}
     assert (kinds[asked], kinds[short]) == ("statement", "question")  # its context is searched
+
+
+def test_a_second_replay_through_the_same_memory_still_finds_the_first_ones_facts(store, model):
+    """Each ``replay`` numbers its messages from ``t1``: a stored row whose message id is also a
+    window message's id is skipped only when its words are that message's (it is in the window)."""
+    from helpers.layered import LayeredMemory
+    from helpers.memory import Turn, replay
+
+    facts = [Turn("My cat is called Miso and she is three years old.", reply="Lovely."),
+             Turn("I work at Acme on the billing team.", reply="Cool."),
+             Turn("I like hiking in the Alps every summer with friends.", reply="Nice."),
+             Turn("My sister lives in Busan and teaches maths.", reply="Great.")]
+    memory = LayeredMemory(store, "park", "s1", window_tokens=60)
+    replay(memory, facts, model, "Answer briefly.")
+    records = replay(memory, [Turn("What is my cat called?")], model, "Answer briefly.")
+    assert records[-1].prompt[-1].id == "t1-user"  # the id of the first call's first message too
+    assert "My cat is called Miso and she is three years old." in [h.content for h in memory.last_retrieved]
+    assert "Miso" in records[-1].reply
