@@ -3,8 +3,8 @@
 An embedding finds "my kitten" for "my cat"; it often misses the rare words a question shares with
 its answer ("NTP", "Socket.io", "Miso"). BM25 finds those. ``HybridStore`` is a ``MemoryStore``
 whose collection also holds a sparse BM25 vector of each chunk, made by Milvus from the ``content``
-field (a BM25 function: no vocabulary of ours), and whose ``search`` runs both searches in one
-``hybrid_search`` call, fused by reciprocal rank (RRF, k=60: each list gives ``1 / (k + rank)``).
+field (a BM25 function: no vocabulary of ours), and whose ``search(words=True)`` runs both searches,
+fused by reciprocal rank (RRF, k=60: each list gives ``1 / (k + rank)``, the words' times a weight).
 
 BM25 functions exist from Milvus 2.5 (Milvus Lite 3.x has them); an older server (2.3) has none:
 there the store makes the plain collection and searches by meaning alone (``full_text`` is False).
@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from helpers.parts import EMBEDDED
 from helpers.store import FIELDS, MemoryStore
 
 SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
@@ -73,25 +72,12 @@ class HybridStore(MemoryStore):
 
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
-        if not (self.full_text and query and query.strip()):
-            return super()._search_chunks(query, query_vector, where, limit)
-        if self.words_weight != 1:
-            return self._weighted_fusion(query, query_vector, where, limit)
-        from pymilvus import AnnSearchRequest, RRFRanker
-
-        cosine = {"metric_type": "COSINE", "params": {"nprobe": self.nprobe}}
-        dense = AnnSearchRequest(data=[self._vector(query_vector)], anns_field="vector", limit=limit,
-                                 param=cosine, expr=f"{where} and {EMBEDDED}")  # words: rows without too
-        words = AnnSearchRequest(data=[query], anns_field=SPARSE_FIELD, limit=limit,
-                                 param={"metric_type": "BM25"}, expr=where)
-        return self._call("hybrid_search", [dense, words], RRFRanker(RRF_K), limit=limit,
-                          output_fields=list(FIELDS), consistency_level=self.consistency_level)[0]
-
-    def _weighted_fusion(self, query: str, query_vector: Sequence[float], where: str,
-                         limit: int) -> list[dict]:
         """Reciprocal-rank fusion with the words' list weighted: each chunk scores
         ``1 / (k + rank by meaning) + words_weight / (k + rank by words)`` (ranks from 1; a list it is
-        absent from adds nothing). Two searches (Milvus's ``RRFRanker`` takes no weights)."""
+        absent from adds nothing; weight 1 is Milvus's ``RRFRanker``, which takes no weights: so two
+        searches, fused here). By meaning alone without a query text or BM25."""
+        if not (self.full_text and query and query.strip()):
+            return super()._search_chunks(query, query_vector, where, limit)
         dense = super()._search_chunks(query, query_vector, where, limit)
         words = self._call("search", data=[query], anns_field=SPARSE_FIELD, limit=limit, filter=where,
                            output_fields=list(FIELDS), consistency_level=self.consistency_level,

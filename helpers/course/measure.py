@@ -42,7 +42,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from helpers.course.milvus import open_store, quiet_milvus_logs
     from helpers.course.setup import get_chat_model, show_setup
-    from helpers.fulltext import HybridStore
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=project_root() / "build" / "evaluation")
@@ -62,8 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
            else settings.milvus_uri)
     print(f"The evaluation stores its rows in the collection 'evaluation' at {uri}")
-    with open_store("evaluation", uri=uri, settings=settings, drop_existing=True,
-                    store_class=HybridStore) as store:  # layered memory searches words too
+    with open_store("evaluation", uri=uri, settings=settings, drop_existing=True) as store:
         runs = {s.name: evaluate.evaluate_strategy(s, conversation, model, args.turns)
                 for s in evaluate.default_strategies(store, conversation["user_id"],
                                                      conversation.get("speakers"))}
