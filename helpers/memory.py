@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tracers.context import register_configure_hook
 
 from helpers.text import nfc
-from helpers.tokens import count_tokens
+from helpers.tokens import default_counter
 
 SYSTEM = "system"  # the system prompt
 VERBATIM = "verbatim"  # an earlier message, sent as it was
@@ -118,15 +118,15 @@ class MemoryStrategy(Protocol):
 
 
 class ModelCalls(BaseCallbackHandler):
-    """Chat-model calls made while it is active: how many, prompt tokens (``count_tokens``),
-    output tokens (as the model reports them) and seconds spent inside the calls."""
+    """Chat-model calls made while it is active: how many, prompt tokens (``count_tokens``, by the shared
+    cached counter), output tokens (as the model reports them) and seconds spent inside the calls."""
 
     def __init__(self) -> None:
         self.calls, self.input_tokens, self.output_tokens, self.seconds, self._started = 0, 0, 0, 0.0, {}
 
     def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs):
         self.calls += 1
-        self.input_tokens += count_tokens(messages[0])
+        self.input_tokens += default_counter().prompt_tokens(messages[0])
         self._started[run_id] = time.perf_counter()
 
     def on_llm_end(self, response, *, run_id, **kwargs):
@@ -258,7 +258,7 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             end, after = time.perf_counter(), calls.snapshot()
             spent = [a - b for a, b in zip(after, before, strict=True)]  # calls, tokens in, out, seconds
             answer_seconds = answer_done - prompt_done  # the rest of spent[3]: the memory's own calls
-            tokens_sent = count_tokens(prompt) if asks else 0
+            tokens_sent = default_counter().prompt_tokens(prompt) if asks else 0
             timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
             everything += [*new, *reply]
             usage = (reply[0].usage_metadata or {}) if reply else {}
