@@ -68,7 +68,7 @@ def run(path: Path, row: str, results: Path) -> dict:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
         # Milvus's BM25 fused with meaning (lesson 08's default: its weight; the ablation's bm25 rows: 1)
-        store_class = HybridStore if "bm25" in row or row == "default" else MemoryStore
+        store_class = HybridStore if "bm25" in row or row in WORDS_WEIGHT else MemoryStore
         with open_store(
             "bench",
             uri=f"{folder}/bench.db",

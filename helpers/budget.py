@@ -10,11 +10,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
+from helpers.fulltext import RRF_K
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
 from helpers.text import memory_block
 from helpers.tokens import count_text_tokens
+
+#: A search apart for the person a question names (``fill_budget(name=...)``): everyone's ranking as a
+#: smaller voice than that person's in the fusion (docs/design-notes.md, "Real chats")
+EVERYONE_WEIGHT = 0.5
 
 
 def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
@@ -106,23 +111,34 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
                 neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
-                prefer: Callable[[Hit], bool] | None = None, words: bool = False) -> tuple[list[Row], str]:
+                prefer: Callable[[Hit], bool] | None = None, name: str | None = None,
+                words: bool = False) -> tuple[list[Row], str]:
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
     once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
-    window; hits and neighbours), put hits
-    where ``prefer`` is true first (e.g. the lines of the person a question names), bring the
+    window; hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a
+    question names); ``name``: that person (``kinds.named_speaker``), searched apart: their
+    ``candidates`` rows are searched apart (a filter before the cut) and fused with everyone's by
+    reciprocal rank (``fulltext.RRF_K``; everyone's list weighted ``EVERYONE_WEIGHT``): a line of theirs
+    far down among everyone's is found, and the other speaker's best line still comes early; bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
     message is searched and sent by its parts (``MemoryStore.search(parts=True)``); ``words``: by words
     too where the store can (``MemoryStore.search(words=True)``). Returns
     ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
     fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
-    (``store``: a ``MemoryStore``, or anything with its search and neighbours)."""
-    unique: dict[str, Hit] = {}  # the same words said twice take the budget once
-    for hit in store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words):
-        if skip is None or not skip(hit):
-            unique.setdefault(normalized(hit.content), hit)
-    hits = sorted(unique.values(), key=lambda hit: prefer is not None and not prefer(hit))
+    (``store``: a ``MemoryStore``, or anything with its embed, search and neighbours)."""
+    fused: dict[str, list] = {}  # words -> [score, hit]: the same words said twice take the budget once
+    (vector,) = store.embed([question], query=True)  # one embedding for both searches
+    for speaker in ([name] if name is not None else []) + [None]:  # the named person's rows, everyone's
+        found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
+                             query_vector=vector, name=speaker)
+        seen, weight = set(), 1.0 if speaker == name else EVERYONE_WEIGHT
+        for rank, hit in enumerate(found):
+            if (key := normalized(hit.content)) not in seen and (skip is None or not skip(hit)):
+                seen.add(key)
+                fused.setdefault(key, [0.0, hit])[0] += weight / (RRF_K + rank)
+    hits = [hit for _, hit in sorted(fused.values(), key=lambda score_hit: -score_hit[0])]
+    hits.sort(key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part
     if neighbours_of > 0 and hits:

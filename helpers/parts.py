@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-from helpers.safe import split_utf8, utf8_len
+from helpers.safe import bounded_text, split_utf8, utf8_len
 from helpers.text import is_blank, nfc, utc_iso
 
 PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
@@ -34,10 +34,12 @@ class PartWriter:
             self.embedding_calls += texts
             self.embedding_seconds += time.perf_counter() - began
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed ``texts`` as passages in one call (``len(texts)`` embedding calls counted);
-        DimensionMismatchError if the vectors do not fit the collection."""
-        began, vectors = time.perf_counter(), self.embeddings.embed_documents(list(texts))
+    def embed(self, texts: list[str], query: bool = False) -> list[list[float]]:
+        """Embed ``texts`` as passages in one call, or each as a query (``query=True``; its start and end if
+        over ``PART_MAX_BYTES``): ``len(texts)`` calls counted. DimensionMismatchError: another length."""
+        began, as_query = time.perf_counter(), lambda text: bounded_text(nfc(text), PART_MAX_BYTES)
+        vectors = ([self.embeddings.embed_query(as_query(t)) for t in texts] if query
+                   else self.embeddings.embed_documents(list(texts)))
         self._counted(len(texts), began)
         return [self._vector(v) for v in vectors]
 

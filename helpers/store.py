@@ -20,7 +20,7 @@ from helpers.safe import (  # noqa: F401 - lessons import them from here
     utf8_len,
     validate_id,
 )
-from helpers.text import is_blank, nfc, utc_time
+from helpers.text import is_blank, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -154,23 +154,21 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
-               parts: bool = False, words: bool = False) -> list[Hit]:
+               parts: bool = False, words: bool = False, name: str | None = None) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
         ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
-        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` (filtered before
-        the cut), of ``session_id``, of a cosine >= ``min_score``; ``words=True``: by words too where it can
-        (``fulltext.HybridStore``; a score is then a fused rank). A query over ``PART_MAX_BYTES`` is embedded
-        as its start and end. Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError."""
+        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` and of the speaker
+        ``name`` (both filtered before the cut), of ``session_id``, of a cosine >= ``min_score``;
+        ``words=True``: by words too where it can (``fulltext.HybridStore``; a score is then a fused rank).
+        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (the query: ``embed``)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
         if query_vector is None and not isinstance(query, str):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
-        if query_vector is None:
-            began, query_vector = time.perf_counter(), self.embeddings.embed_query(
-                bounded_text(nfc(query), PART_MAX_BYTES))
-            self._counted(1, began)
+        query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
+        where += f" and {eq_filter(name=name)}" if name is not None else ""
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(bounded_text(query, PART_MAX_BYTES) if words and isinstance(query, str)
                                     and min_score is None else None, query_vector, where, 4 * top_k)

@@ -289,6 +289,31 @@ def test_fill_budget(uri):
         store.drop()
 
 
+def test_a_named_person_s_lines_are_searched_apart_and_come_first(uri):
+    """fill_budget(name=...): the named speaker's rows are searched with a filter (before the cut), so a
+    line of theirs ranked below everyone's top-k still comes first; then everyone's; one embedding."""
+    store = _store(uri)
+    try:
+        for i in range(1, 6):  # five lines of Jun's, each closer to the question than Mina's one line
+            store.add("pair", "s1", i, f"Jun went hiking on trail number {i}.", kind="statement",
+                      speaker="assistant", name="Jun", vector=_unit(0, tilt=0.1 * i))
+        store.add("pair", "s1", 6, "I started kickboxing last spring.", kind="statement", speaker="user",
+                  name="Mina", vector=_unit(0, tilt=3.0))
+        assert [h.round for h in store.search("pair", "q", 3)] == [1, 2, 3]
+        assert [h.name for h in store.search("pair", "q", 3, name="Mina")] == ["Mina"]
+        assert store.search("pair", "q", 3, name="Ann") == []
+        calls = store.embedding_calls
+        chosen, _ = budget.fill_budget(store, "pair", "What sport did Mina take up?", 300, candidates=3,
+                                       neighbours_of=0, name="Mina")
+        assert store.embedding_calls == calls + 1  # one embedding, two searches
+        assert [m.round for m in chosen] == [6, 1, 2, 3]  # hers first, then everyone's top 3
+        chosen, _ = budget.fill_budget(store, "pair", "What sport did Mina take up?", 300, candidates=3,
+                                       neighbours_of=0)
+        assert [m.round for m in chosen] == [1, 2, 3]  # without the name, her line is below the cut
+    finally:
+        store.drop()
+
+
 def test_no_repeated_text_in_a_retrieved_section_neighbours_included():
     def said(text: str, round_: int) -> Row:
         return Row(content=text, user_id="mina", session_id="s1", round=round_, kind="statement",

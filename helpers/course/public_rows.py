@@ -15,7 +15,8 @@ from helpers.retrieval import step_messages
 class LayeredVariant(LayeredMemory):
     """``LayeredMemory`` with the ablation's switches: ``kinds`` searched; ``max_retrieval_tokens`` the
     grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
-    ``search_parts`` one search per part of a question (``helpers.queries``)."""
+    ``search_parts`` one search per part of a question (``helpers.queries``); ``search_named`` a question
+    naming one person searches their rows apart too (``LayeredMemory.search_named``)."""
 
     def __init__(
         self,
@@ -25,9 +26,11 @@ class LayeredVariant(LayeredMemory):
         max_retrieval_tokens: int = 4000,
         preferences: Preferences | None = None,
         search_parts: bool = False,
+        search_named: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(PartsSearch(store) if search_parts else store, *args, **kwargs)
+        self.search_named = search_named
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
 
@@ -45,7 +48,7 @@ class LayeredVariant(LayeredMemory):
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 #: rows on a ``HybridStore`` whose words' weight is not 1 (Milvus's RRF): row -> ``words_weight``
-WORDS_WEIGHT = {"default": 0.3, "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3,
+WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3,
                 "default+bm25w0.5+cap8000": 0.5}
 
 
@@ -94,6 +97,8 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "default+cap12000": variant(**LESSON_08, max_retrieval_tokens=12000),
         **{row: variant(**LESSON_08) for row in WORDS_WEIGHT},
         "default+bm25w0.5+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
+        # a question naming one person searches that person's rows apart too (``fill_budget(name=...)``)
+        "default+named": variant(**LESSON_08, search_named=True),
         "default+bm25+share15+kinds+prefs": variant(
             **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
             preferences=Preferences()
