@@ -20,7 +20,7 @@ from helpers.safe import (  # noqa: F401 - lessons import them from here
     utf8_len,
     validate_id,
 )
-from helpers.text import is_blank, utc_time
+from helpers.text import is_blank, nfc, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -115,8 +115,8 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                                      consistency_level=consistency_level)
         fields = {f["name"]: f for f in client.describe_collection(collection, timeout=timeout)["fields"]}
         if missing := [n for n in ("id", "vector", *FIELDS) if n not in fields]:
-            raise MilvusStoreError(f"Collection {collection!r} at {uri} is not a memory collection of this "
-                                   f"course (missing: {', '.join(missing)}): use another name or drop it.")
+            raise MilvusStoreError(f"Collection {collection!r} at {uri} lacks {', '.join(missing)}: not this "
+                                   "course's, or an older version's. Use another name or drop_existing=True.")
         if (old := int(fields["vector"]["params"]["dim"])) != self.dim:
             why = (f"dim={dim} was passed (pass {old}, or no dim for the model's length)" if dim else
                    f"the embedding model makes {self.dim}-dimensional ones (another model wrote it)")
@@ -170,8 +170,8 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
         where += f" and {eq_filter(name=name)}" if name is not None else ""
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
-        found = self._search_chunks(bounded_text(query, PART_MAX_BYTES) if words and isinstance(query, str)
-                                    and min_score is None else None, query_vector, where, 4 * top_k)
+        text = bounded_text(nfc(query), PART_MAX_BYTES) if words and isinstance(query, str) else None
+        found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
         best: dict[str, tuple[float, dict]] = {}  # each row's (or part's) best chunk, in rank order
         for hit in found:
             best.setdefault(hit["id"] if parts else hit["entity"]["turn_id"],

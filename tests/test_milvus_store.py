@@ -252,9 +252,10 @@ def test_a_collection_of_another_schema_is_refused(uri):
     client = connect(uri)
     client.create_collection(name, dimension=DIM)  # id + vector only
     try:
-        with pytest.raises(MilvusStoreError, match="not a memory collection") as info:
+        with pytest.raises(MilvusStoreError, match="lacks content, ") as info:
             MemoryStore(client, name, HashEmbeddings(DIM), dim=DIM, uri=uri)
-        assert "content" in str(info.value) and "use another name" in str(info.value)
+        assert str(info.value).endswith("not this course's, or an older version's. Use another name or "
+                                        "drop_existing=True.")
     finally:
         client.drop_collection(name)
         client.close()
@@ -569,12 +570,18 @@ def test_hybrid_store_finds_a_rare_word_on_lite_and_stays_dense_on_an_old_server
         assert (SPARSE_FIELD in fields) is store.full_text
         texts = [f"Filler line number {i} about the weather and lunch." for i in range(40)]
         texts[17] = "I synced the server clock with the NTP pool yesterday."
+        texts[23] = "해운대에서 서핑을 배웠어요."
         for i, text in enumerate(texts):
             store.add(user, "s1", i, text, kind="statement", speaker="user")
         hits = store.search(user, "when did I set up NTP", 3, kinds=["statement"], words=True)
         assert len(hits) == 3 and all(h.kind == "statement" for h in hits)
         if store.full_text:
             assert hits[0].content == texts[17]
+            composed = "해운대에서 서핑"
+            typed = unicodedata.normalize("NFD", composed)  # a Mac's decomposed Hangul: searched as NFC
+            found = [h.content for h in store.search(user, typed, 3, words=True)]
+            assert texts[23] in found
+            assert found == [h.content for h in store.search(user, composed, 3, words=True)]
         assert store.search(user, "NTP", 3, kinds=["question"], words=True) == []  # the filter holds in both
         unasked = store.search(user, "when did I set up NTP", 40)  # words only when asked: meaning alone
         assert [h.content for h in unasked] == [h.content for h in MemoryStore.search(
