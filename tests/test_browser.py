@@ -223,6 +223,8 @@ def test_a_check_shows_nothing_until_a_prediction(lab, browser):
         box.fill("9")
         output.locator("button", has_text="Check").first.click()
         output.get_by_text("Why.").first.wait_for(timeout=15_000)
+        # the held output (the replay's table) is shown a moment after the verdict: wait for it too
+        output.get_by_text("the whole history is sent").first.wait_for(timeout=15_000)
         shown = output.inner_text()
         assert "Not quite: you predicted '9', measured 10" in shown, shown
         assert "messages sent" in shown and "the whole history is sent" in shown, shown
