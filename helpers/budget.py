@@ -116,10 +116,10 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
     once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
     window; hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a
-    question names); ``name``: that person (``kinds.named_speaker``), searched apart: their
-    ``candidates`` rows are searched apart (a filter before the cut) and fused with everyone's by
-    reciprocal rank (``fulltext.RRF_K``; everyone's list weighted ``EVERYONE_WEIGHT``): a line of theirs
-    far down among everyone's is found, and the other speaker's best line still comes early; bring the
+    question names); ``name``: that person (``kinds.named_speaker``): their ``candidates`` rows searched
+    apart too (a filter before the cut), fused with everyone's by reciprocal rank as ``fulltext`` fuses
+    words and meaning (everyone's list weighted ``EVERYONE_WEIGHT``): a line of theirs far down among
+    everyone's is found, and the other speaker's best line still comes early; bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
     message is searched and sent by its parts (``MemoryStore.search(parts=True)``); ``words``: by words
@@ -133,7 +133,7 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
         found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
                              query_vector=vector, name=speaker)
         seen, weight = set(), 1.0 if speaker == name else EVERYONE_WEIGHT
-        for rank, hit in enumerate(found):
+        for rank, hit in enumerate(found, start=1):
             if (key := normalized(hit.content)) not in seen and (skip is None or not skip(hit)):
                 seen.add(key)
                 fused.setdefault(key, [0.0, hit])[0] += weight / (RRF_K + rank)
