@@ -18,7 +18,7 @@ from helpers.text import memory_block
 from helpers.tokens import count_text_tokens
 
 #: A search apart for the person a question names (``fill_budget(name=...)``): everyone's ranking as a
-#: smaller voice than that person's in the fusion (docs/design-notes.md, "Real chats")
+#: smaller voice than that person's in the fusion (docs/design-notes.md, "A question that names a person")
 EVERYONE_WEIGHT = 0.5
 
 
@@ -116,10 +116,11 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
     once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
     window; hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a
-    question names); ``name``: that person (``kinds.named_speaker``): their ``candidates`` rows searched
-    apart too (a filter before the cut), fused with everyone's by reciprocal rank as ``fulltext`` fuses
-    words and meaning (everyone's list weighted ``EVERYONE_WEIGHT``): a line of theirs far down among
-    everyone's is found, and the other speaker's best line still comes early; bring the
+    question names); ``name``: instead, that person's stored ``name`` exactly (``kinds.named_speaker``): their
+    ``candidates`` rows searched apart (a filter before the cut, so a line of theirs far down among
+    everyone's is found) and fused with everyone's ``candidates`` by reciprocal rank as ``fulltext`` fuses
+    words and meaning, everyone's list weighted ``EVERYONE_WEIGHT`` (at 0.5 the person's ~60 best come
+    before the other speaker's best; a hit's score is then its fused score); bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
     message is searched and sent by its parts (``MemoryStore.search(parts=True)``); ``words``: by words
@@ -128,7 +129,7 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
     (``store``: a ``MemoryStore``, or anything with its embed, search and neighbours)."""
     fused: dict[str, list] = {}  # words -> [score, hit]: the same words said twice take the budget once
-    (vector,) = store.embed([question], query=True)  # one embedding for both searches
+    vector = store.embed([question], query=True)[0] if name is not None else None  # one for both searches
     for speaker in ([name] if name is not None else []) + [None]:  # the named person's rows, everyone's
         found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
                              query_vector=vector, name=speaker)
@@ -137,7 +138,8 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
             if (key := normalized(hit.content)) not in seen and (skip is None or not skip(hit)):
                 seen.add(key)
                 fused.setdefault(key, [0.0, hit])[0] += weight / (RRF_K + rank)
-    hits = [hit for _, hit in sorted(fused.values(), key=lambda score_hit: -score_hit[0])]
+    hits = [hit if name is None else dataclasses.replace(hit, score=score)
+            for score, hit in sorted(fused.values(), key=lambda score_hit: -score_hit[0])]
     hits.sort(key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part

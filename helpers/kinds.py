@@ -91,8 +91,8 @@ def content_words(text: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """``text`` cut after ``. ! ? 。 ！ ？ …`` (closing quotes and brackets stay with their
-    sentence); empty pieces dropped."""
+    """``text`` cut after ``. ! ? 。 ！ ？ …`` but not at one followed by a letter or digit (``Node.js``);
+    closing quotes and brackets stay with their sentence; empty pieces dropped."""
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 
 

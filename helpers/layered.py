@@ -130,18 +130,18 @@ class LayeredMemory:
     answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
     speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
     session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), stored and
-    shown with each row (a question naming one of them gets that person's rows first; ``search_named``:
-    searched apart too, ``fill_budget(name=...)``); ``embed_reply_parts`` parts of a long assistant message
-    embedded, the later ones stored without (``write_messages``; ``None``: all). Attributes: ``log`` (a
-    ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits). Raises ValueError for a budget below 1
-    or a negative setting, InvalidIdError for an unsafe id."""
+    shown with each row (a question naming one of them gets that person's rows first; with the attribute
+    ``search_named`` set, searched apart and fused instead: ``fill_budget(name=...)``); ``embed_reply_parts``
+    parts of a long assistant message embedded, the later ones stored without (``write_messages``; ``None``:
+    all). Attributes: ``log`` (a ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits). Raises
+    ValueError for a budget below 1 or a negative setting, InvalidIdError for an unsafe id."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
     searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
     max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
     search_words: bool = True  #: search by words too where the store can (``helpers.fulltext.HybridStore``)
-    search_named: bool = False  #: a question naming one person: search their rows apart too (an option)
+    search_named: bool = False  #: a question naming one person: their rows searched apart, fused (an option)
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
@@ -219,7 +219,7 @@ class LayeredMemory:
             return None
         calls = self.store.embedding_calls
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
-        apart = named if self.search_named else None  # that person's rows: first, or searched apart too
+        apart = named if self.search_named else None  # that person's rows: first, or searched apart and fused
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=self.searched_kinds, candidates=max(30, budget // 20),

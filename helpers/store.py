@@ -157,10 +157,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                parts: bool = False, words: bool = False, name: str | None = None) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
         ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
-        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` and of the speaker
-        ``name`` (both filtered before the cut), of ``session_id``, of a cosine >= ``min_score``;
-        ``words=True``: by words too where it can (``fulltext.HybridStore``; a score is then a fused rank).
-        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (the query: ``embed``)."""
+        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` and of the person
+        ``name`` (the ``name`` column; both filtered before the cut), of ``session_id``, of a cosine >=
+        ``min_score``; ``words=True``: by words too where it can (``fulltext.HybridStore``; a fused rank).
+        Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
             raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
@@ -168,7 +168,7 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
-        where += f" and {eq_filter(name=name)}" if name is not None else ""
+        where += f" and {eq_filter(name=nfc(name))}" if name is not None else ""
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         text = bounded_text(nfc(query), PART_MAX_BYTES) if words and isinstance(query, str) else None
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)

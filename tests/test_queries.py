@@ -5,6 +5,7 @@ import uuid
 import pytest
 from hash_embeddings import HashEmbeddings
 
+from helpers.budget import fill_budget
 from helpers.course.milvus import open_store
 from helpers.queries import PartsSearch, question_parts
 
@@ -37,3 +38,6 @@ def test_parts_search_brings_each_parts_best_hit_first(tmp_path):
         fused = [h.content for h in PartsSearch(store).search(user, question, 5)]
         assert set(fused[:2]) == {lines[4], lines[21]} and fused[:2] != whole[:2]
         assert PartsSearch(store).count(user) == 30  # everything else goes to the store
+        calls = store.embedding_calls  # through fill_budget too, each part is embedded and searched
+        chosen, _ = fill_budget(PartsSearch(store), user, question, 300, candidates=5, neighbours_of=0)
+        assert store.embedding_calls == calls + 2 and {r.content for r in chosen[:2]} == {lines[4], lines[21]}

@@ -307,6 +307,9 @@ def test_a_named_person_s_lines_are_searched_apart_and_come_first(uri):
                                        neighbours_of=0, name="Mina")
         assert store.embedding_calls == calls + 1  # one embedding, two searches
         assert [m.round for m in chosen] == [6, 1, 2, 3]  # hers first, then everyone's top 3
+        # scores are the fused ones: 1 / (60 + rank) in her list, 0.5 / (60 + rank) in everyone's
+        assert [round(h.score * 122, 3) for h in chosen] == [2.0, 1.0, round(122 * 0.5 / 62, 3),
+                                                             round(122 * 0.5 / 63, 3)]
         chosen, _ = budget.fill_budget(store, "pair", "What sport did Mina take up?", 300, candidates=3,
                                        neighbours_of=0)
         assert [m.round for m in chosen] == [1, 2, 3]  # without the name, her line is below the cut
