@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from helpers.fulltext import RRF_K
+from helpers.fulltext import fuse
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
@@ -128,18 +128,14 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
     fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
     (``store``: a ``MemoryStore``, or anything with its embed, search and neighbours)."""
-    fused: dict[str, list] = {}  # words -> [score, hit]: the same words said twice take the budget once
     vector = store.embed([question], query=True)[0] if name is not None else None  # one for both searches
-    for speaker in ([name] if name is not None else []) + [None]:  # the named person's rows, everyone's
-        found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
-                             query_vector=vector, name=speaker)
-        seen, weight = set(), 1.0 if speaker == name else EVERYONE_WEIGHT
-        for rank, hit in enumerate(found, start=1):
-            if (key := normalized(hit.content)) not in seen and (skip is None or not skip(hit)):
-                seen.add(key)
-                fused.setdefault(key, [0.0, hit])[0] += weight / (RRF_K + rank)
-    hits = [hit if name is None else dataclasses.replace(hit, score=score)
-            for score, hit in sorted(fused.values(), key=lambda score_hit: -score_hit[0])]
+    ranked = [(1.0 if speaker == name else EVERYONE_WEIGHT,  # the named person's rows, then everyone's
+               store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
+                            query_vector=vector, name=speaker))
+              for speaker in ([name] if name is not None else []) + [None]]
+    hits = [hit if name is None else dataclasses.replace(hit, score=score)  # the same words said twice: once
+            for score, hit in fuse(ranked, key=lambda hit: normalized(hit.content),
+                                   keep=None if skip is None else lambda hit: not skip(hit))]
     hits.sort(key=lambda hit: prefer is not None and not prefer(hit))
     near: dict[Hashable, list[Row]] = {}
     part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part

@@ -14,7 +14,8 @@ for RRF and its k=60. LangChain's Milvus vector store offers the same through ``
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from helpers.store import FIELDS, MemoryStore
 
@@ -24,6 +25,24 @@ RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
 #: words with their answers (names, versions), paraphrased ones share none; chosen on two public chats
 #: and the course's conversations (docs/design-notes.md, "Real chats").
 WORDS_WEIGHT = 0.3
+
+
+def fuse(ranked: Sequence[tuple[float, Sequence[Any]]], key: Callable[[Any], Hashable],
+         keep: Callable[[Any], bool] | None = None) -> list[tuple[float, Any]]:
+    """Weighted reciprocal-rank fusion (Cormack et al. 2009): each ``(weight, items)`` list, best first,
+    gives an item ``weight / (RRF_K + rank)`` (ranks from 1; an item's first place in a list counts once),
+    summed over the lists by ``key(item)``; ``keep``: items where it is false hold their rank, nothing more.
+    Returns ``(score, item)`` best first (ties: the order first seen), the item as first seen. The
+    course's one fusion: words and meaning (``HybridStore``), one
+    person's rows and everyone's (``budget.fill_budget``)."""
+    fused: dict[Hashable, list] = {}
+    for weight, items in ranked:
+        seen: set[Hashable] = set()
+        for rank, item in enumerate(items, start=1):
+            if (k := key(item)) not in seen and (keep is None or keep(item)):
+                seen.add(k)
+                fused.setdefault(k, [0.0, item])[0] += weight / (RRF_K + rank)
+    return [(score, item) for score, item in sorted(fused.values(), key=lambda pair: -pair[0])]
 
 
 def server_has_bm25(client) -> bool:
@@ -82,9 +101,5 @@ class HybridStore(MemoryStore):
         words = self._call("search", data=[query], anns_field=SPARSE_FIELD, limit=limit, filter=where,
                            output_fields=list(FIELDS), consistency_level=self.consistency_level,
                            search_params={"metric_type": "BM25"})[0]
-        fused: dict[str, list] = {}
-        for weight, found in ((1.0, dense), (self.words_weight, words)):
-            for rank, hit in enumerate(found, start=1):
-                fused.setdefault(hit["id"], [0.0, hit])[0] += weight / (RRF_K + rank)
-        ranked = sorted(fused.values(), key=lambda pair: -pair[0])[:limit]
+        ranked = fuse([(1.0, dense), (self.words_weight, words)], key=lambda hit: hit["id"])[:limit]
         return [{**hit, "distance": score} for score, hit in ranked]
