@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 
 COURSE_VARIABLES = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", "EMBEDDING_MODEL", "EMBEDDING_BASE_URL",
@@ -109,6 +110,16 @@ def month():
     return load_conversation("alice_month_en")
 
 
+class _CallCounter(BaseCallbackHandler):
+    """Counts chat-model calls (a plain callback: nothing of the prompt is copied)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_chat_model_start(self, serialized, messages, **kwargs) -> None:
+        self.calls += 1
+
+
 @pytest.fixture(scope="session")
 def full_history_replay():
     """``replay(path) -> (conversation, rows, model calls)``: a conversation file replayed through
@@ -125,10 +136,10 @@ def full_history_replay():
         key = str(Path(path).resolve())
         if key not in done:
             conversation = load_long_conversation(Path(path))
-            calls: list = []
-            rows = evaluate_strategy(FullHistory(), conversation,
-                                     OfflineChatModel().with_listeners(on_start=calls.append), progress=False)
-            done[key] = (conversation, rows, len(calls))
+            calls = _CallCounter()  # not with_listeners: its tracer copies every prompt, each call
+            rows = evaluate_strategy(FullHistory(), conversation, OfflineChatModel(callbacks=[calls]),
+                                     progress=False)
+            done[key] = (conversation, rows, calls.calls)
         return done[key]
 
     return replay
