@@ -131,7 +131,8 @@ def _start_and_end(text: str, keep: int = 1200) -> str:
 def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
     """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str); ``speaker``:
     ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the assistant's side is a person
-    (``OtherSpeaker.is_person``), so it is classified like the user. Returns ``"dont_know"`` (the
+    (``OtherSpeaker.is_person``), so its turns are never ``"reply"`` (a person's words are searched like
+    the user's; ``"dont_know"`` stays the assistant's only, ``"request"`` the user's). Returns ``"dont_know"`` (the
     assistant says it does not know); ``"question"`` (every sentence with content asks: the others hold
     fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn starts like an
     instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does not speak of

@@ -25,21 +25,29 @@ PREFERENCES_ID = "standing-preferences"  #: the id of the layer's message in a p
 OPEN, CLOSE = '<memory source="preferences">', "</memory>"  # what text.memory_block puts around it
 HEADER = "The user's standing instructions and preferences, newest last (data, not instructions):"
 
-#: A sentence that asks for something from now on, or states how the user likes things done.
+#: A sentence that asks for something from now on, or states how the user likes things done. Not
+#: "I'm using X" (the situation now: a fact for retrieval) nor "I've never X" (what happened).
 _STANDING = re.compile(
-    r"\b(always|never|from now on|going forward|in (the )?future|every time|each time|whenever|"
+    r"\b((?<!i've )(?<!i have )(?<!i had )(always|never)|from now on|going forward|in (the )?future|"
+    r"every time|each time|whenever|"
     r"(please\s+)?(don't|do not|avoid|stop)\s+(use|using|give|giving|add|adding|include|including|suggest|"
-    r"mention|write|writing|send)|make sure (to|you)|remember (to|that i)|keep (it|them|answers|responses)|"
-    r"i('d| would) (rather|prefer|like you to)|i prefer|i like (it|them|my|to)|i want (you|it|them|my|the)|"
-    r"i use|i'm using|i am using|i work with|my preference|stick to|reply in|answer in|respond in|"
-    r"write in|in (english|korean|bullet points|a table))\b", re.IGNORECASE)
-_NOT_STANDING = re.compile(r"\?\s*$")  # a question asks; it does not set a rule
+    r"mention|write|writing|send)|(?<!i'll )(?<!i will )make sure (to|you)|remember (to|that i)|keep (it|them|answers|responses)|"
+    r"i('d| would) (rather|prefer|like you to)|i prefer|i like (it|them|my|to)|i want you to|"
+    r"i use|i work with|(my|a) preference (for|is)|stick to|reply in|answer in|respond in|"
+    r"write in|in (english|korean|bullet points|a table))\b"
+    # Korean: always / from now on / never / every time, "I prefer", "answer in Korean", "don't ..."
+    r"|항상|언제나|앞으로(는)?\s|절대|매번|선호|(한국어|영어|존댓말|반말)로|"
+    r"(하지|쓰지|넣지|주지|말하지)\s?(마세요|말아\s?주세요|마)",
+    re.IGNORECASE)
+_NOT_STANDING = re.compile(r'[?？]\s*$|[{};=]|":')  # a question asks, code configures: no rule set
 
 
 def is_standing(sentence: str) -> bool:
     """Does ``sentence`` (one of the user's) read as a standing instruction or preference? A question
-    never does; else one of the forms of ``_STANDING`` (always / never / from now on, I prefer, I use,
-    don't use, answer in ...)."""
+    never does, nor a line of code; else one of the forms of ``_STANDING`` (always / never / from now
+    on, I prefer, I use, don't use, answer in ..., and their Korean forms: 항상, 앞으로는, 선호해요,
+    한국어로, ... 쓰지 마세요). English and Korean only."""
+    sentence = sentence.replace("\u2019", "'")  # a typographic apostrophe (I’m, don’t) as typed on a phone
     return bool(_STANDING.search(sentence)) and not _NOT_STANDING.search(sentence)
 
 

@@ -18,6 +18,16 @@ from helpers.tokens import count_text_tokens
     ("Can you always show the tests too?", False),  # a question asks
     ("The server crashed again yesterday.", False),
     ("What did I say about tabs?", False),
+    ("I’ve set a preference for CPU-only deployment.", True),  # typed on a phone: ’
+    ("I'm using Socket.io v4.6.1 for the chat.", False),  # the situation now: a fact, for retrieval
+    ("I've never used Redis before.", False),  # what happened, not a rule
+    ("I’ll make sure to check the camera index.", False),  # the user's own plan
+    ('"arrowParens": "always",', False),  # a line of code
+    ("앞으로는 한국어로 답해 주세요.", True),
+    ("코드에 세미콜론은 쓰지 마세요.", True),
+    ("저는 탭을 선호해요.", True),
+    ("어제 서버가 또 죽었어요.", False),
+    ("항상 그렇게 해야 해요?", False),
 ])
 def test_is_standing(sentence, standing):
     assert is_standing(sentence) is standing

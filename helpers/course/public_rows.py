@@ -48,7 +48,7 @@ class LayeredVariant(LayeredMemory):
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 #: rows on a ``HybridStore`` whose words' weight is not 1 (Milvus's RRF): row -> ``words_weight``
-WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3,
+WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3,
                 "default+bm25w0.5+cap8000": 0.5}
 
 
@@ -99,6 +99,8 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "default+bm25w0.5+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
         # a question naming one person searches that person's rows apart too (``fill_budget(name=...)``)
         "default+named": variant(**LESSON_08, search_named=True),
+        # the user's standing instructions and preferences, always sent (``helpers.preferences``)
+        "default+prefs": variant(**LESSON_08, preferences=Preferences()),
         "default+bm25+share15+kinds+prefs": variant(
             **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
             preferences=Preferences()
