@@ -132,12 +132,12 @@ def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str
     """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str); ``speaker``:
     ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the assistant's side is a person
     (``OtherSpeaker.is_person``), so its turns are never ``"reply"`` (a person's words are searched like
-    the user's; ``"dont_know"`` stays the assistant's only, ``"request"`` the user's). Returns ``"dont_know"`` (the
-    assistant says it does not know); ``"question"`` (every sentence with content asks: the others hold
-    fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn starts like an
-    instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does not speak of
-    itself); ``"chat"`` (no content word); else ``"statement"``. A text of more than 2,400 characters is
-    classified by its first and last 1,200."""
+    the user's; ``"dont_know"`` stays the assistant's only, ``"request"`` the user's). Returns
+    ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence with content
+    asks: the others hold fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn
+    starts like an instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does
+    not speak of itself); ``"chat"`` (no content word); else ``"statement"``. A text of more than 2,400
+    characters is classified by its first and last 1,200."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     stripped = _start_and_end(text).strip()

@@ -48,8 +48,8 @@ class LayeredVariant(LayeredMemory):
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 #: rows on a ``HybridStore`` whose words' weight is not 1 (Milvus's RRF): row -> ``words_weight``
-WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3,
-                "default+bm25w0.5+cap8000": 0.5}
+WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+bm25w0.5": 0.5,
+                "default+bm25w0.3": 0.3, "default+bm25w0.5+cap8000": 0.5}
 
 
 def rows(store, conversation: dict) -> dict[str, Callable]:
