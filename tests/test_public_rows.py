@@ -143,3 +143,26 @@ def test_a_fact_in_an_assistant_reply_reaches_the_prompt_with_replies_searchable
         },
     }
     assert PREFERENCES_ID not in sent["default+bm25+kinds"]
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_standing_layer_comes_long_after_the_window_and_not_to_a_friend(store, language):
+    """Row default+prefs150a: an instruction said once is sent with a prompt long after the window
+    dropped it (English and Korean); once the reply side is a person, the layer is not sent."""
+    from helpers.memory import Turn, replay
+
+    rule = {"en": "Always answer in Korean.", "ko": "앞으로는 항상 표로 정리해 주세요."}[language]
+    friend = "I went hiking with my sister last weekend and I loved it."  # speaks of herself: a person
+
+    def last_prompt(who, replies):
+        memory = rows(store, {"user_id": f"pat-{language}-{who}"})["default+prefs150a"]()
+        notes = [Turn(f"Note {n}: build step {n} passed on staging.", reply=replies) for n in range(10)]
+        turns = [Turn(rule, reply="OK."), *notes, Turn("How do I read a file in Python?")]
+        return memory, replay(memory, turns, OfflineChatModel(), "Be brief.")[-1].prompt
+
+    memory, prompt = last_prompt("assistant", "Noted.")
+    assert rule not in [m.text for m in prompt[2:]]  # the window moved on
+    assert prompt[1].id == PREFERENCES_ID and rule in prompt[1].text and prompt[1].type == "human"
+    assert prompt.parts[1][0].sources == ("t1-user",) and not memory.other_speaker.is_person
+    memory, to_a_friend = last_prompt("friend", friend)
+    assert memory.other_speaker.is_person and PREFERENCES_ID not in [m.id for m in to_a_friend]

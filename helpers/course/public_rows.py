@@ -16,7 +16,8 @@ class LayeredVariant(LayeredMemory):
     """``LayeredMemory`` with the ablation's switches: ``kinds`` searched; ``max_retrieval_tokens`` the
     grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
     ``search_parts`` one search per part of a question (``helpers.queries``); ``search_named`` a question
-    naming one person searches their rows apart too (``LayeredMemory.search_named``)."""
+    naming one person searches their rows apart too (``LayeredMemory.search_named``);
+    ``preferences_assistant_only`` the layer is sent only while the reply side is no person."""
 
     def __init__(
         self,
@@ -27,16 +28,20 @@ class LayeredVariant(LayeredMemory):
         preferences: Preferences | None = None,
         search_parts: bool = False,
         search_named: bool = False,
+        preferences_assistant_only: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(PartsSearch(store) if search_parts else store, *args, **kwargs)
         self.search_named = search_named
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
+        self.preferences_assistant_only = preferences_assistant_only
 
     def prompt(self, system, stored, new_message):
         prompt = super().prompt(system, stored, new_message)
-        return self.preferences.insert_into(prompt) if self.preferences is not None else prompt
+        if self.preferences is None or (self.preferences_assistant_only and self.other_speaker.is_person):
+            return prompt  # a friend sets no standing instructions: "I always ..." is a fact, searched
+        return self.preferences.insert_into(prompt)
 
     def after_turn(self, model, stored):
         if self.preferences is not None:
@@ -48,8 +53,8 @@ class LayeredVariant(LayeredMemory):
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 #: rows on a ``HybridStore`` whose words' weight is not 1 (Milvus's RRF): row -> ``words_weight``
-WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+bm25w0.5": 0.5,
-                "default+bm25w0.3": 0.3, "default+bm25w0.5+cap8000": 0.5}
+WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+prefs150a": 0.3,
+                "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3, "default+bm25w0.5+cap8000": 0.5}
 
 
 def rows(store, conversation: dict) -> dict[str, Callable]:
@@ -101,6 +106,9 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         "default+named": variant(**LESSON_08, search_named=True),
         # the user's standing instructions and preferences, always sent (``helpers.preferences``)
         "default+prefs": variant(**LESSON_08, preferences=Preferences()),
+        # ... at most 150 tokens, and only while the reply side is an assistant, not a person
+        "default+prefs150a": variant(**LESSON_08, preferences=Preferences(max_tokens=150),
+                                     preferences_assistant_only=True),
         "default+bm25+share15+kinds+prefs": variant(
             **LESSON_08, retrieval_share=0.15, max_retrieval_tokens=8000, kinds=SEARCHED_ALL,
             preferences=Preferences()
