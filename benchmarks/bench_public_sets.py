@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 #: conversations the rules and numbers were chosen on; every other converted file is reported on.
 #: conv-47 and 500K-5 chose between the BM25 rows (docs/design-notes.md, "Real chats").
-TUNE = ("locomo_conv_41", "locomo_conv_47", "beam_500K_1", "beam_500K_5")
+TUNE = ("locomo_conv_41", "locomo_conv_47", *(f"beam_500K_{n}" for n in (1, 2, 3, 5, 9, 10, 11, 12, 13, 14)))
 from helpers.course.public_rows import WORDS_WEIGHT  # noqa: E402 - row -> HybridStore's words_weight
 
 

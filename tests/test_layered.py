@@ -364,6 +364,28 @@ def test_a_question_telling_its_context_is_stored_as_a_statement(store, model):
     assert (kinds[asked], kinds[short]) == ("statement", "question")  # its context is searched
 
 
+@pytest.mark.parametrize(("text", "stored"), [
+    ("I met Jiho at the climbing gym in May, do you think he'd like Dune?", "statement"),
+    ("Hey, my budget is about $1,200, which laptop fits it?", "statement"),
+    ("So, where did I say I met Jiho?", "question"),  # asks, tells nothing
+    ("You met Jiho at the climbing gym?", "question"),  # not the speaker telling
+    ("저는 5월에 클라이밍장에서 지호를 만났는데, 그가 듄을 좋아할까요?", "statement"),
+    ("제가 어디 살아요?", "question"),  # a Korean question opens with its subject too
+])
+def test_a_users_question_that_opens_by_telling_is_stored_as_a_statement(store, model, text, stored):
+    """kinds.TELLS_FIRST: a short question of the user's that opens with "I ..." or "my ..." carries a fact
+    (searched); as the new message it is still a question (it gets the retrieval budget)."""
+    from helpers.kinds import classify_turn
+    from helpers.layered import LayeredMemory
+
+    memory = LayeredMemory(store, f"tell-{abs(hash(text)) % 10**8}", "s1")
+    assert classify_turn(text) == "question" and memory.retrieval_budget(text) == 500
+    conversation = {**SMALL, "turns": [{"id": "t1", "session_id": "s1", "text": text, "kind": "filler"}],
+                    "probes": []}
+    evaluate_strategy(memory, conversation, model, progress=False)
+    assert [row.kind for row in store.rows(memory.user_id) if row.speaker == "user"] == [stored]
+
+
 def test_a_second_replay_through_the_same_memory_still_finds_the_first_ones_facts(store, model):
     """Each ``replay`` numbers its messages from ``t1``: a stored row whose message id is also a
     window message's id is skipped only when its words are that message's (it is in the window)."""
