@@ -35,11 +35,11 @@ STATEMENT_WORDS = 2
 #: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
 #: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
 ASKED_WORDS = 20
-#: ... as is one that opens by telling of the speaker ("I met Jiho at the climbing gym in May, do you think
-#: he'd like Dune?"; "저는 클라이밍장에서 지호를 만났는데, ...?", not "제가 어디 살아요?")
-TELLS_FIRST = re.compile(r"^\W*((so|and|but|hey|ok|okay|well|also|oh|now|btw|actually)\b\W*)*"
-                         r"(i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b|"
-                         r"^\W*(저는|제가|저희|나는|내가|우리)\s.*(는데|은데|인데)[,\s]+\S", re.IGNORECASE)
+#: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?")
+TELLS_FIRST = re.compile(  # not one asking for a memory: "I wonder / forgot ...", "did I say", "잊었는데"
+    r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))(\W*((so|and|"
+    r"but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*(i|im|my|we|our)\b|"  # I'm, I’ve: "i" then \b
+    r"\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)", re.IGNORECASE)
 
 _STOP = frozenset(STOP_WORDS)
 _WORD = re.compile(r"\w+")

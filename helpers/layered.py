@@ -70,7 +70,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
     ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
     repeating ``supplied``; ``"statement"``: a question or request longer than one part, of more than
-    ``kinds.ASKED_WORDS`` content words, or a person's opening with "I ..." ``kinds.TELLS_FIRST``), speaker,
+    ``kinds.ASKED_WORDS`` content words, or opening by telling: ``kinds.TELLS_FIRST``), speaker,
     its name in ``names`` (role -> name) and ``date``, in one insert.
     ``other`` counts the reply side's turns (classified like the user's once a person). Only rows of
     ``embed_kinds`` are embedded (``None``: all): the others are never searched by meaning, so they are
@@ -93,8 +93,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
         speaker = "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
             other.add(text)
-        kind = classify_turn(text, speaker, other is not None and other.is_person)
-        tells = (speaker == "user" or other is not None and other.is_person) and TELLS_FIRST.match(text)
+        kind = classify_turn(text, speaker, person := other is not None and other.is_person)
+        tells = (speaker == "user" or person) and TELLS_FIRST.match(text)
         if kind in ("question", "request") and (several or len(content_words(text)) > ASKED_WORDS or tells):
             kind = "statement"  # a pasted file, or a question telling its context: content to find
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
