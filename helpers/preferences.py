@@ -40,7 +40,7 @@ _STANDING = re.compile(
     r"|항상|언제나|앞으로(는)?\s|절대|매번|선호|(한국어|영어|존댓말|반말)로|"
     r"(하지|쓰지|넣지|주지|말하지)\s?(마세요|말아\s?주세요|마)",
     re.IGNORECASE)
-_NOT_STANDING = re.compile(r'[?？]\s*$|[{};=]|":')  # a question asks, code configures: no rule set
+_NOT_STANDING = re.compile(r'[?？]\s*$|[{}]|":|^\s*[\w.]+\s*=|;\s*$')  # a question asks, code configures
 
 
 def is_standing(sentence: str) -> bool:

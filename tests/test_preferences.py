@@ -18,7 +18,10 @@ from helpers.tokens import count_text_tokens
     ("Can you always show the tests too?", False),  # a question asks
     ("The server crashed again yesterday.", False),
     ("What did I say about tabs?", False),
-    ("I’ve set a preference for CPU-only deployment.", True),  # typed on a phone: ’
+    ("I've set a preference for CPU-only deployment.", True),
+    ("I\u2019ve never used Redis before.", False),  # typed on a phone: ’ (read as ')
+    ("Always use UTF-8; never Latin-1.", True),  # a semicolon in prose is no code
+    ("timeout = 30", False),
     ("I'm using Socket.io v4.6.1 for the chat.", False),  # the situation now: a fact, for retrieval
     ("I've never used Redis before.", False),  # what happened, not a rule
     ("I’ll make sure to check the camera index.", False),  # the user's own plan
