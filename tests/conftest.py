@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 
 COURSE_VARIABLES = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", "EMBEDDING_MODEL", "EMBEDDING_BASE_URL",
@@ -110,16 +109,6 @@ def month():
     return load_conversation("alice_month_en")
 
 
-class _CallCounter(BaseCallbackHandler):
-    """Counts chat-model calls (a plain callback: nothing of the prompt is copied)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def on_chat_model_start(self, serialized, messages, **kwargs) -> None:
-        self.calls += 1
-
-
 @pytest.fixture(scope="session")
 def full_history_replay():
     """``replay(path) -> (conversation, rows, model calls)``: a conversation file replayed through
@@ -128,6 +117,7 @@ def full_history_replay():
     of them keeps CI within its time budget. The rows are shared: read them, never change them."""
     from helpers.course.offline_model import OfflineChatModel
     from helpers.evaluate import evaluate_strategy, load_long_conversation
+    from helpers.memory import ModelCalls
     from helpers.window import FullHistory
 
     done: dict[str, tuple] = {}
@@ -136,7 +126,7 @@ def full_history_replay():
         key = str(Path(path).resolve())
         if key not in done:
             conversation = load_long_conversation(Path(path))
-            calls = _CallCounter()  # not with_listeners: its tracer copies every prompt, each call
+            calls = ModelCalls()  # not with_listeners: its tracer copies every prompt, each call
             rows = evaluate_strategy(FullHistory(), conversation, OfflineChatModel(callbacks=[calls]),
                                      progress=False)
             done[key] = (conversation, rows, calls.calls)
