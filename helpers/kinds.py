@@ -35,8 +35,8 @@ STATEMENT_WORDS = 2
 #: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
 #: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
 ASKED_WORDS = 20
-#: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?")
-TELLS_FIRST = re.compile(  # not one asking for a memory: "I wonder / forgot ...", "did I say", "잊었는데"
+#: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?"),
+TELLS_FIRST = re.compile(  # but not one asking for a memory: "I wonder / forgot", "did I say", "잊었는데"
     r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))(\W*((so|and|"
     r"but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*(i|im|my|we|our)\b|"  # I'm, I’ve: "i" then \b
     r"\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)", re.IGNORECASE)
@@ -104,8 +104,7 @@ def split_sentences(text: str) -> list[str]:
 def speaks_of_self(text: str) -> bool:
     """Does ``text`` say something about its speaker ("my kids", "저는 ...")? First-person words,
     once quoted speech and helper phrases ("I can help", "let me know") are taken out."""
-    said = _QUOTED.sub(" ", text)
-    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", said)))
+    return bool(_FIRST_PERSON.search(_HELPER_TALK.sub(" ", _QUOTED.sub(" ", text))))
 
 
 class OtherSpeaker:
@@ -136,12 +135,11 @@ def _start_and_end(text: str, keep: int = 1200) -> str:
 def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str:
     """The ``kind`` to store a turn with. ``text``: the turn (``TypeError`` if not a str); ``speaker``:
     ``"user"`` or ``"assistant"`` (anything else: the user); ``person``: the assistant's side is a person
-    (``OtherSpeaker.is_person``), so its turns are never ``"reply"`` (a person's words are searched like
-    the user's; ``"dont_know"`` stays the assistant's only, ``"request"`` the user's). Returns
+    (``OtherSpeaker.is_person``): its turns are searched like the user's, never ``"reply"``. Returns
     ``"dont_know"`` (the assistant says it does not know); ``"question"`` (every sentence with content
     asks: the others hold fewer than ``STATEMENT_WORDS`` content words); ``"request"`` (the user's turn
-    starts like an instruction or ends like a Korean request); ``"reply"`` (the assistant's turn that does
-    not speak of itself); ``"chat"`` (no content word); else ``"statement"``. A text of more than 2,400
+    starts like an instruction or ends like a Korean request); ``"reply"`` (the assistant's turn not
+    speaking of itself); ``"chat"`` (no content word); else ``"statement"``. A text over 2,400
     characters is classified by its first and last 1,200."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -149,19 +147,28 @@ def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str
     if speaker == "assistant" and _DONT_KNOW.search(stripped):
         return "dont_know"
     sentences = split_sentences(stripped)
-    asks = [s for s in sentences if _ASKS.search(s)]
-    if asks:
-        said = " ".join(s for s in sentences if s not in asks)
+    asking = [s for s in sentences if _ASKS.search(s)]
+    if asking:
+        said = " ".join(s for s in sentences if s not in asking)
         if len(content_words(said)) < STATEMENT_WORDS:
             return "question"
-    elif speaker != "assistant" and (_REQUEST_START.match(stripped)
-                                     or _REQUEST_END_KO.search(stripped)):
+    elif speaker != "assistant" and (_REQUEST_START.match(stripped) or _REQUEST_END_KO.search(stripped)):
         return "request"
     if speaker == "assistant" and not person and not speaks_of_self(stripped):
         return "reply"
     if not content_words(stripped):
         return "chat"
     return "statement"
+
+
+def asks(text: str) -> bool:
+    """Does the new message ``text`` ask, so memory is searched for it? A question or request
+    (``classify_turn``; TypeError if not a str), or a last sentence (of its last 1,200 characters) that
+    asks about something: ``?`` and ``STATEMENT_WORDS`` content words ("I'm new. Which fits?", not "Hi?")."""
+    if classify_turn(text) in ("question", "request"):
+        return True
+    last = (split_sentences(text[-1200:]) or [""])[-1]
+    return bool(_ASKS.search(last)) and len(content_words(last)) >= STATEMENT_WORDS
 
 
 def is_echo(reply: str, supplied: str, share: float = 0.6) -> bool:

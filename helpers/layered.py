@@ -24,6 +24,7 @@ from helpers.kinds import (
     SEARCHED_KINDS,
     TELLS_FIRST,
     OtherSpeaker,
+    asks,
     classify_turn,
     content_words,
     is_echo,
@@ -67,30 +68,28 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                    embed_kinds: Collection[str] | None = SEARCHED_KINDS,
                    embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
-    """Store ``messages`` (human: the user's, else the assistant's) as a row each, rounds ``first_round``,
-    ``+ 1`` ... (neighbours are the messages around a row), with its kind (``"echo"``: a reply only
-    repeating ``supplied``; ``"statement"``: a question or request longer than one part, of more than
-    ``kinds.ASKED_WORDS`` content words, or opening by telling: ``kinds.TELLS_FIRST``), speaker,
-    its name in ``names`` (role -> name) and ``date``, in one insert.
-    ``other`` counts the reply side's turns (classified like the user's once a person). Only rows of
-    ``embed_kinds`` are embedded (``None``: all): the others are never searched by meaning, so they are
-    stored without (``MemoryStore.add(embed=False)``), found as neighbours and listed. At most
-    ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
+    """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
+    ``first_round``, ``+ 1`` ... (neighbours are the messages around a row), with its speaker, its name in
+    ``names`` (role -> name), ``date`` and kind (``"echo"``: a reply only repeating ``supplied``;
+    ``"statement"``: a question or request longer than one part, of more than ``kinds.ASKED_WORDS``
+    content words, or opening by telling: ``kinds.TELLS_FIRST``). ``other`` counts the reply side's turns
+    (classified like the user's once a person). Only rows of ``embed_kinds`` are embedded (``None``: all);
+    the others are stored without (``MemoryStore.add(embed=False)``): listed and neighbours, never searched
+    by meaning. At most ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
     (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
     room left over embeds parts waiting from earlier turns. Of an assistant's message only the first
-    ``embed_reply_parts`` parts are embedded (``None``: all; a user's paste keeps every part findable); its
-    later parts are stored at once without an embedding (``MemoryStore.add(embedded_parts=...)``): listed,
-    neighbours, whole, never a dense search's hit. A blank message (``store.add`` refuses it)
-    keeps its round, is not stored, and why is appended to ``skipped``. Text is stored NFC."""
-    for message in messages:
-        if is_blank(message.text):
-            (skipped if skipped is not None else []).append(
-                f"{message.id or message.type}: blank text, not stored (nothing to find by meaning)")
+    ``embed_reply_parts`` parts are embedded (``None``: all; a user's paste keeps every part findable), the
+    later ones stored at once without (``MemoryStore.add(embedded_parts=...)``): listed, neighbours, whole,
+    never a dense search's hit. A blank message (``store.add`` refuses it) keeps its round, is not
+    stored, and why is appended to ``skipped``. Text is stored NFC."""
+    blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
+             for m in messages if is_blank(m.text)]
+    (skipped if skipped is not None else []).extend(blank)
     numbered = [(first_round + i, m) for i, m in enumerate(messages) if not is_blank(m.text)]
     texts, calls, kinds = [nfc(m.text) for _, m in numbered], store.embedding_calls, []
+    speakers = ["user" if m.type == "human" else "assistant" for _, m in numbered]
     long = [len(split_utf8(t, store.max_chunk_bytes)) > 1 for t in texts]
-    for (_, message), text, several in zip(numbered, texts, long, strict=True):
-        speaker = "user" if message.type == "human" else "assistant"
+    for text, several, speaker in zip(texts, long, speakers, strict=True):
         if speaker == "assistant" and other is not None:
             other.add(text)
         kind = classify_turn(text, speaker, person := other is not None and other.is_person)
@@ -105,9 +104,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     vectors = iter(store.embed(short) if short else [])  # the short ones in one call
     ids = []
     with store.one_insert():
-        for (number, message), text, kind, several, e in zip(numbered, texts, kinds, long, embed,
-                                                            strict=True):
-            speaker = "user" if message.type == "human" else "assistant"
+        for (number, message), text, kind, several, e, speaker in zip(numbered, texts, kinds, long, embed,
+                                                                     speakers, strict=True):
             left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
             ids += store.add(user_id, session_id, number, text, kind=kind, speaker=speaker,
                              name=(names or {}).get(speaker, ""), date=date, embed=e,
@@ -127,8 +125,8 @@ class LayeredMemory:
     the newest messages plus the new message; ``max_summary_tokens`` the running summary's cap;
     ``summarize_over`` fold the stored recent messages into the summary past this, keeping ``window_tokens``
     (default ``max(800, 2 * window_tokens)``: fewer, larger calls); ``retrieval_tokens`` the retrieved section
-    for a question or request, grown to ``retrieval_share`` of the tokens written to Milvus so far (``0``:
-    fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for a statement (default 0:
+    for a message that asks, grown to ``retrieval_share`` of the tokens written to Milvus so far (``0``:
+    fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for any other (default 0:
     answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
     speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
     session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), stored and
@@ -159,9 +157,7 @@ class LayeredMemory:
             raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
                              f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
                              f"{neighbours_of}, {retrieval_share}")
-        reply_parts = embed_reply_parts
-        if reply_parts is not None and (isinstance(reply_parts, bool) or not isinstance(reply_parts, int)
-                                        or reply_parts < 1):
+        if embed_reply_parts is not None and (type(embed_reply_parts) is not int or embed_reply_parts < 1):
             raise ValueError(f"embed_reply_parts must be an int >= 1 or None, got {embed_reply_parts!r}")
         self.store, self.session_date, self.names = store, session_date, names
         self.embed_reply_parts = embed_reply_parts
@@ -170,8 +166,7 @@ class LayeredMemory:
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens = 0  # tokens of the messages written to Milvus so far
-        self.other_speaker, self.round = OtherSpeaker(), 1
+        self.stored_tokens, self.other_speaker, self.round = 0, OtherSpeaker(), 1  # stored: tokens in Milvus
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
         self._written = WrittenTurns()
@@ -190,10 +185,10 @@ class LayeredMemory:
         return []
 
     def retrieval_budget(self, message: str) -> int:
-        """Tokens the retrieved section may take for ``message``: for a question or request
-        ``max(retrieval_tokens, retrieval_share * stored tokens)`` (at most
+        """Tokens the retrieved section may take for ``message``: if it asks (``kinds.asks``: "I prefer
+        examples. Can you ...?" too) ``max(retrieval_tokens, retrieval_share * stored tokens)`` (at most
         ``max_retrieval_tokens``), else ``statement_retrieval_tokens``."""
-        if classify_turn(message) not in ("question", "request"):
+        if not asks(message):
             return self.statement_retrieval_tokens
         grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
         return max(self.retrieval_tokens, grown)
@@ -225,13 +220,11 @@ class LayeredMemory:
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=self.searched_kinds, candidates=max(30, budget // 20),
-                                 neighbours_of=self.neighbours_of,
+                                 neighbours_of=self.neighbours_of, name=apart, words=self.search_words,
                                  skip=lambda hit: normalized(hit.content) in in_window
                                  or any(normalized(hit.content) in window_ids.get(i, "\0")
                                         for i in self._written.sources([hit])),
-                                 prefer=(lambda hit: hit.name == named) if named and not apart else None,
-                                 name=apart,
-                                 words=self.search_words)
+                                 prefer=(lambda hit: hit.name == named) if named and not apart else None)
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once

@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from helpers.kinds import classify_turn
+from helpers.kinds import asks
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.text import memory_block
 
@@ -121,7 +121,7 @@ def format_facts(facts: Sequence[Fact]) -> str:
 class WrittenMemory:
     """A ``MemoryStrategy``: after each turn the user's message is written as facts (``FactStore.write``);
     a prompt sends the ``top_k`` facts closest to the new message, as a user-role memory block, when
-    the message asks (a question or a request, ``kinds.classify_turn``, as layered memory searches),
+    the message asks (``kinds.asks``, as layered memory searches),
     and the last ``keep_recent`` messages."""
 
     cost_note = ("every turn: extract, decide, embed", "the closest current facts + the newest messages")
@@ -136,8 +136,8 @@ class WrittenMemory:
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
 
     def prompt(self, system, stored, new_message) -> Prompt:
-        asks = classify_turn(new_message.text, "user") in ("question", "request")
-        found = [fact for fact, _ in self.store.search(new_message.text, self.top_k)] if asks else []
+        asked = asks(new_message.text)
+        found = [fact for fact, _ in self.store.search(new_message.text, self.top_k)] if asked else []
         recent = list(stored[-self.keep_recent:]) if self.keep_recent else []
         block = ([HumanMessage(format_facts(found), id=RETRIEVED_ID,
                                additional_kwargs={COVERS_KEY: [f.source for f in found]})] if found else [])

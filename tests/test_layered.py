@@ -292,6 +292,9 @@ def test_retrieval_budget_grows_with_the_history_up_to_the_cap(store):
     memory.stored_tokens = 20_000  # 10% of 20,000 = 2,000 tokens
     assert memory.retrieval_budget("Where do I live?") == 2_000
     assert memory.retrieval_budget("I live in Busan.") == 0  # a statement: no retrieval
+    # telling, then asking: the question's budget (what the message tells is stored as a statement)
+    assert memory.retrieval_budget("I moved to Busan last spring and started a new job at the port. "
+                                   "Any tips for the commute?") == 2_000
     memory.stored_tokens = 1_000_000
     assert memory.retrieval_budget("Where do I live?") == MAX_RETRIEVAL_TOKENS == 4_000
     assert LayeredMemory(store, "gus", retrieval_share=0).retrieval_budget("Why?") == 500

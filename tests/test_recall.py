@@ -132,6 +132,20 @@ def test_classify_turn_in_conversations_between_people():
     assert kinds.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
 
 
+@pytest.mark.parametrize("text, asks", [
+    ("I prefer step-by-step answers with examples. Can you show me the sum of 3, 7, 11, ...?", True),
+    ("저는 부산에 살아요. 근처에 좋은 카페가 있을까요？", True),  # a full-width question mark
+    ('She asked "why?" and then left the room.', False),  # the question is quoted, earlier
+    ("Why? Because the index was missing.", False),  # asked, then answered: ends telling
+    ("Okay, catch-up time. How are you?", False),  # small talk asks about nothing to remember
+    ("I'm looking to improve my tests. What steps would you suggest?", True),
+    ("", False),
+    ("Here is my file:\n" + "x = 1\n" * 2_000 + "Why does this fail?", True),  # read by its end
+])
+def test_a_message_asks_when_its_last_sentence_asks_about_something(text, asks):
+    assert kinds.asks(text) is asks
+
+
 def test_named_speaker_is_the_one_person_a_question_names():
     names = {"user": "Hannah", "assistant": "Marta"}
     assert kinds.named_speaker("What did Marta paint last year?", names) == "Marta"
