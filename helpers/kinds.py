@@ -164,10 +164,10 @@ def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str
 def asks(text: str) -> bool:
     """Does the new message ``text`` ask, so memory is searched for it? A question or request
     (``classify_turn``; TypeError if not a str), or a last sentence (of its last 1,200 characters) that
-    asks about something: ``?`` and ``STATEMENT_WORDS`` content words ("I'm new. Which fits?", not "Hi?")."""
+    asks about something: ``?`` and ``STATEMENT_WORDS`` content words ("I like X. Can you explain Y?")."""
     if classify_turn(text) in ("question", "request"):
         return True
-    last = (split_sentences(text[-1200:]) or [""])[-1]
+    last = (split_sentences(text.rstrip()[-1200:]) or [""])[-1]
     return bool(_ASKS.search(last)) and len(content_words(last)) >= STATEMENT_WORDS
 
 

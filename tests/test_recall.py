@@ -140,7 +140,8 @@ def test_classify_turn_in_conversations_between_people():
     ("Okay, catch-up time. How are you?", False),  # small talk asks about nothing to remember
     ("I'm looking to improve my tests. What steps would you suggest?", True),
     ("", False),
-    ("Here is my file:\n" + "x = 1\n" * 2_000 + "Why does this fail?", True),  # read by its end
+    ("Here is my failing build log:\n" + "x = 1\n" * 2_000 + "Why does the build fail?", True),  # its end
+    ("I moved to Busan. Which cafe is best?" + " " * 2_000, True),  # trailing spaces do not hide it
 ])
 def test_a_message_asks_when_its_last_sentence_asks_about_something(text, asks):
     assert kinds.asks(text) is asks
