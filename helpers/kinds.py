@@ -163,8 +163,8 @@ def classify_turn(text: str, speaker: str = "user", person: bool = False) -> str
 
 def asks(text: str) -> bool:
     """Does the new message ``text`` ask, so memory is searched for it? A question or request
-    (``classify_turn``; TypeError if not a str), or a last sentence (of its last 1,200 characters) that
-    asks about something: ``?`` and ``STATEMENT_WORDS`` content words ("I like X. Can you explain Y?")."""
+    (``classify_turn``; TypeError if not a str), or a last sentence (of its last 1,200 characters)
+    asking about something: ``?``, ``STATEMENT_WORDS`` content words ("Builds fail. Which CI is faster?")."""
     if classify_turn(text) in ("question", "request"):
         return True
     last = (split_sentences(text.rstrip()[-1200:]) or [""])[-1]
