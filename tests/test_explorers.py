@@ -242,7 +242,8 @@ def test_layered_explorer(tmp_path, monkeypatch):
                                      explorer.retrieval_tokens, explorer.statement_tokens)] == [
         "window tokens", "summary tokens", "retrieval tokens", "statement tokens"]
     view = explorer.view.value
-    assert "budgets: window 150, summary 200, retrieval 500 for a question, 0 for a statement" in view
+    assert ("budgets: window 150, summary 200, retrieval 500 for a message that asks, 0 for one that does not"
+            in view)
     assert "earlier messages are outside the window" in view
     last = explorer.records[-1]
     assert all(r.prompt_tokens < 150 + 200 + 500 + 60 for r in explorer.records)
@@ -251,7 +252,7 @@ def test_layered_explorer(tmp_path, monkeypatch):
     assert explorer.view.value != before and explorer.records[-1].prompt_tokens > last.prompt_tokens
     store.close()  # the lesson's clean-up may close its store: the explorer has its own
     explorer.retrieval_tokens.value = 200
-    assert explorer.error is None and "retrieval 200 for a question" in explorer.view.value
+    assert explorer.error is None and "retrieval 200 for a message that asks" in explorer.view.value
     assert not HEX_OR_NAMED_LIGHT.search(explorer.view.value)
     explorer.conversation_choice.value = "minsu_month_ko"
     assert explorer.records[0].user.startswith("안녕하세요")
@@ -267,7 +268,7 @@ def test_layered_explorer_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch
     monkeypatch.setenv("COURSE_RUNTIME_DIR", str(tmp_path))
     store = open_store("lesson07", lesson="07", embeddings=HashEmbeddings(), drop_existing=True)
     explorer = LayeredExplorer(store)
-    assert "retrieval 500 for a question, 0 for a statement" in explorer.view.value
+    assert "retrieval 500 for a message that asks, 0 for one that does not" in explorer.view.value
 
     def shown(widget):
         yield widget
@@ -289,6 +290,6 @@ def test_layered_explorer_shows_kinds_budgets_and_speakers(tmp_path, monkeypatch
     # speaking of oneself, so the assistant stays an assistant and its replies are never hits
     assert not any("Assistant:" in text for text in retrieved)
     explorer.statement_tokens.value = 100
-    assert "100 for a statement" in explorer.view.value
+    assert "100 for one that does not" in explorer.view.value
     store.close()
     explorer.store.close()

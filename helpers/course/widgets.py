@@ -235,9 +235,9 @@ class CachedEmbeddings(Embeddings):
 
 class LayeredExplorer(_Explorer):
     """Lesson 07: ``LayeredMemory``'s budgets, opening on its defaults (sliders ``window_tokens``,
-    ``summary_tokens``, ``retrieval_tokens`` for a question, ``statement_tokens``). Its own collection
-    (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created, with a
-    ``CachedEmbeddings`` copy of ``store``'s model) and one user id per setting: settings never share
+    ``summary_tokens``, ``retrieval_tokens`` for a message that asks: ``kinds.asks``; ``statement_tokens``).
+    Its own collection (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created,
+    with a ``CachedEmbeddings`` copy of ``store``'s model) and one user id per setting: settings never share
     rows, and closing the lesson's ``store`` does not stop it."""
 
     def __init__(self, store: MemoryStore, conversation: Conversation | str = "alice_month_en",
@@ -275,8 +275,8 @@ class LayeredExplorer(_Explorer):
         earlier = sum(m in (DROPPED, SUMMARIZED, RETRIEVED) for m in record.marks)
         title = (f"turn {record.turn}: what the model is sent ({record.prompt_tokens} prompt tokens; "
                  f"budgets: window {memory.window_tokens}, summary {memory.max_summary_tokens}, "
-                 f"retrieval {memory.retrieval_tokens} for a question, "
-                 f"{memory.statement_retrieval_tokens} for a statement)")
+                 f"retrieval {memory.retrieval_tokens} for a message that asks, "
+                 f"{memory.statement_retrieval_tokens} for one that does not)")
         note = (f"<p style='color:{MUTED_COLOUR}'>{earlier} earlier messages are outside the window: "
                 "they reach the model only through the summary or a retrieved memory.</p>")
         return messages_html(record.prompt, record.prompt.marks(), title) + note + _p("reply:", record.reply)
