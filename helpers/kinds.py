@@ -35,11 +35,13 @@ STATEMENT_WORDS = 2
 #: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
 #: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
 ASKED_WORDS = 20
+_NOT_RECALL = r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))"
 #: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?"),
-TELLS_FIRST = re.compile(  # but not one asking for a memory: "I wonder / forgot", "did I say", "잊었는데"
-    r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))(\W*((so|and|"
-    r"but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*(i|im|my|we|our)\b|"  # I'm, I’ve: "i" then \b
-    r"\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)", re.IGNORECASE)
+TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*"
+                         r"(i|im|my|we|our)\b|\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)",
+                         re.IGNORECASE)  # not one asking for a memory ("I wonder"); I’m: "i" then \b
+#: ... or, asked of an assistant, one holding a number ("How can I help my brother, 12, raise his 68%?").
+TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
 
 _STOP = frozenset(STOP_WORDS)
 _WORD = re.compile(r"\w+")

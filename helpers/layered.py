@@ -5,10 +5,10 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never
-the system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and
-date. LangChain has each layer
-(``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their budgets per section."""
+Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never the
+system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date.
+LangChain has each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their
+budgets per section."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from helpers.kinds import (
     ASKED_WORDS,
     SEARCHED_KINDS,
     TELLS_FIRST,
+    TELLS_NUMBER,
     OtherSpeaker,
     asks,
     classify_turn,
@@ -40,9 +41,8 @@ from helpers.tokens import count_message_tokens, count_text_tokens, default_coun
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
-#: Parts of a long assistant reply embedded (``MemoryStore.add(embedded_parts=...)``): its first; the later
-#: ones are stored without an embedding. Most of a replay's e5 work was replies' later parts; a user's paste
-#: keeps every part findable (docs/design-notes.md, "Where a replay's time goes").
+#: Parts of a long assistant reply embedded: its first; the later ones are stored without (most of a replay's
+#: e5 work; a user's paste keeps every part findable: docs/design-notes.md, "Where a replay's time goes").
 EMBED_REPLY_PARTS = 1
 
 
@@ -72,16 +72,15 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     ``first_round``, ``+ 1`` ... (neighbours are the messages around a row), with its speaker, its name in
     ``names`` (role -> name), ``date`` and kind (``"echo"``: a reply only repeating ``supplied``;
     ``"statement"``: a question or request longer than one part, of more than ``kinds.ASKED_WORDS``
-    content words, or opening by telling: ``kinds.TELLS_FIRST``). ``other`` counts the reply side's turns
-    (classified like the user's once a person). Only rows of ``embed_kinds`` are embedded (``None``: all);
-    the others are stored without (``MemoryStore.add(embed=False)``): listed and neighbours, never searched
-    by meaning. At most ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
-    (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait (``MemoryStore.add``);
-    room left over embeds parts waiting from earlier turns. Of an assistant's message only the first
+    content words, opening by telling (``TELLS_FIRST``) or, to an assistant, holding a number
+    (``TELLS_NUMBER``)). ``other`` counts the reply side's turns (classified like the user's once a person).
+    Only rows of ``embed_kinds`` (``None``: all) are embedded; the others are stored without: listed and
+    neighbours, never searched by meaning. At most ``embed_parts`` parts are embedded (``None``: all): a
+    message longer than one part (``store.max_chunk_bytes``) gets its first part embedded now, the rest
+    wait; room left over embeds parts waiting from earlier turns. Of an assistant's message only the first
     ``embed_reply_parts`` parts are embedded (``None``: all; a user's paste keeps every part findable), the
-    later ones stored at once without (``MemoryStore.add(embedded_parts=...)``): listed, neighbours, whole,
-    never a dense search's hit. A blank message (``store.add`` refuses it) keeps its round, is not
-    stored, and why is appended to ``skipped``. Text is stored NFC."""
+    later ones stored at once without: listed, neighbours, whole, never a dense search's hit. A blank
+    message (``store.add`` refuses it) keeps its round, is not stored, why appended to ``skipped``. NFC."""
     blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
              for m in messages if is_blank(m.text)]
     (skipped if skipped is not None else []).extend(blank)
@@ -93,7 +92,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
         if speaker == "assistant" and other is not None:
             other.add(text)
         kind = classify_turn(text, speaker, person := other is not None and other.is_person)
-        tells = (speaker == "user" or person) and TELLS_FIRST.match(text)
+        tells = (speaker == "user" or person) and TELLS_FIRST.match(text) or (
+            speaker == "user" and not person and TELLS_NUMBER.match(text))
         if kind in ("question", "request") and (several or len(content_words(text)) > ASKED_WORDS or tells):
             kind = "statement"  # a pasted file, or a question telling its context: content to find
         if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
@@ -147,8 +147,7 @@ class LayeredMemory:
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
-                 neighbours_of: int = 3, session_date: str = "",
-                 names: Mapping[str, str] | None = None,
+                 neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
                  embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
         if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
             raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
@@ -169,8 +168,7 @@ class LayeredMemory:
         self.stored_tokens, self.other_speaker, self.round = 0, OtherSpeaker(), 1  # stored: tokens in Milvus
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
-        self._written = WrittenTurns()
-        self._turn: LayeredTurn | None = None
+        self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
                     f" + retrieval {self.retrieval_tokens} tokens)")

@@ -379,10 +379,14 @@ def test_a_question_telling_its_context_is_stored_as_a_statement(store, model):
     ("저는 잊어버렸는데, 제가 어디 산다고 했죠?", "question"),
     ("저는 5월에 클라이밍장에서 지호를 만났는데, 그가 듄을 좋아할까요?", "statement"),
     ("제가 어디 살아요?", "question"),  # a Korean question opens with its subject too
+    ("How can I help Scott, who is 12, raise his 68% in maths by June?", "statement"),  # numbers inside
+    ("스콧이 12살인데 수학 점수를 어떻게 올릴까요?", "statement"),
+    ("Did I say I was 31 when I moved to Busan?", "question"),  # a number, but asks for a memory
 ])
 def test_a_users_question_that_opens_by_telling_is_stored_as_a_statement(store, model, text, stored):
     """kinds.TELLS_FIRST: a short question of the user's that opens with "I ..." or "my ..." carries a fact
-    (searched); as the new message it is still a question (it gets the retrieval budget)."""
+    (searched), as does one to an assistant that holds a number (kinds.TELLS_NUMBER); as the new message
+    it is still a question (it gets the retrieval budget)."""
     import zlib
 
     from helpers.kinds import classify_turn
