@@ -40,7 +40,8 @@ _NOT_RECALL = r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|m
 TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*"
                          r"(i|im|my|we|our)\b|\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)",
                          re.IGNORECASE)  # not one asking for a memory ("I wonder"); I’m: "i" then \b
-#: ... or, asked of an assistant, one holding a number ("How can I help my brother, 12, raise his 68%?").
+#: ... or the user's to an assistant holding a number ("Can I help my brother, 12, raise his 68%?"), not
+#: asking for a memory either (read over the whole text; ``TELLS_FIRST``'s exclusion reads its first line).
 TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
 
 _STOP = frozenset(STOP_WORDS)

@@ -69,18 +69,17 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                    embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
-    ``first_round``, ``+ 1`` ... (neighbours are the messages around a row), with its speaker, its name in
-    ``names`` (role -> name), ``date`` and kind (``"echo"``: a reply only repeating ``supplied``;
-    ``"statement"``: a question or request longer than one part, of more than ``kinds.ASKED_WORDS``
-    content words, opening by telling (``TELLS_FIRST``) or, to an assistant, holding a number
-    (``TELLS_NUMBER``)). ``other`` counts the reply side's turns (classified like the user's once a person).
-    Only rows of ``embed_kinds`` (``None``: all) are embedded; the others are stored without: listed and
-    neighbours, never searched by meaning. At most ``embed_parts`` parts are embedded (``None``: all): a
-    message longer than one part (``store.max_chunk_bytes``) gets its first part embedded now, the rest
-    wait; room left over embeds parts waiting from earlier turns. Of an assistant's message only the first
-    ``embed_reply_parts`` parts are embedded (``None``: all; a user's paste keeps every part findable), the
-    later ones stored at once without: listed, neighbours, whole, never a dense search's hit. A blank
-    message (``store.add`` refuses it) keeps its round, is not stored, why appended to ``skipped``. NFC."""
+    ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
+    (``"echo"``: a reply only repeating ``supplied``; ``"statement"``: a question or request longer than one
+    part, of more than ``kinds.ASKED_WORDS`` content words, opening by telling (``TELLS_FIRST``) or, the
+    user's to an assistant, holding a number (``TELLS_NUMBER``); neither asking for a memory). ``other``
+    counts the reply side's turns (classified like the user's once a person). Only rows of ``embed_kinds``
+    (``None``: all) are embedded; the others are stored without: listed and neighbours, never searched by
+    meaning. At most ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
+    (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait; room left over embeds parts
+    waiting from earlier turns. Of an assistant's message only the first ``embed_reply_parts`` parts are
+    embedded (``None``: all), the later ones stored at once without: listed, neighbours, whole, never a dense
+    search's hit. A blank message keeps its round, is not stored, why appended to ``skipped``. NFC."""
     blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
              for m in messages if is_blank(m.text)]
     (skipped if skipped is not None else []).extend(blank)

@@ -400,6 +400,27 @@ def test_a_users_question_that_opens_by_telling_is_stored_as_a_statement(store, 
     assert [row.kind for row in store.rows(memory.user_id) if row.speaker == "user"] == [stored]
 
 
+
+def test_a_number_tells_only_in_the_users_question_to_an_assistant(store):
+    """kinds.TELLS_NUMBER reads the user's questions when the other side is an assistant: with a person
+    (``OtherSpeaker``), a question holding a number stays a question, whoever asks it."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from helpers.kinds import OtherSpeaker
+    from helpers.layered import write_messages
+    from helpers.retrieval import WrittenTurns
+
+    asked, back = "How can I help Scott, who is 12, raise his 68% in maths?", "Is 68% by June 1 realistic?"
+    friend = OtherSpeaker()
+    for _ in range(10):
+        friend.add("I painted the lake at sunrise last year, my favourite picture.")
+    assert friend.is_person
+    for user, other, kinds in (("tn-ai", None, ["statement", "question"]),  # the assistant's never told
+                               ("tn-friend", friend, ["question", "question"])):
+        messages = [HumanMessage(asked), AIMessage(back)]
+        write_messages(store, WrittenTurns(), user, "s1", 1, messages, other=other)
+        assert [row.kind for row in store.rows(user)] == kinds
+
 def test_a_second_replay_through_the_same_memory_still_finds_the_first_ones_facts(store, model):
     """Each ``replay`` numbers its messages from ``t1``: a stored row whose message id is also a
     window message's id is skipped only when its words are that message's (it is in the window)."""
