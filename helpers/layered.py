@@ -171,7 +171,6 @@ class LayeredMemory:
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
                     f" + retrieval {self.retrieval_tokens} tokens)")
-
     embedding_calls = property(lambda self: self.store.embedding_calls)
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
 
@@ -232,10 +231,11 @@ class LayeredMemory:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
         turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
-        calls = self.store.embedding_calls
+        calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
-                       date=self.session_date, supplied=turn.supplied, other=self.other_speaker,
-                       names=self.names, embed_reply_parts=self.embed_reply_parts, skipped=turn.skipped)
+                       date=self.session_date, supplied="" if recorded else turn.supplied,  # a replay
+                       other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
+                       skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:

@@ -250,7 +250,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if answer_call:
                 reply = [model.invoke(prompt)]
             else:  # a recorded reply, or a recorded user message that got none: stored as recorded
-                reply = [AIMessage(nfc(turn.reply))] if turn.reply is not None else []
+                recorded = {"recorded": True}  # not written from this prompt: never an echo of it
+                reply = [] if turn.reply is None else [AIMessage(nfc(turn.reply), response_metadata=recorded)]
             answer_done, answered = time.perf_counter(), calls.snapshot()
             for message in reply:
                 message.id = message_id(number, "reply")
