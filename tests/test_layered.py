@@ -330,11 +330,10 @@ def test_a_recorded_reply_is_never_an_echo(store, model):
 
     fact, quoted = "My sister Eunji works as a nurse at the children's hospital.", "Eunji works as a nurse!"
     convo = {"id": "rec", "user_id": "rec", "system": "You are a friendly assistant.", "probes": [],
-             "turns": [
-        {"id": "t1", "session_id": "s1", "speaker": "user", "text": fact},
-        {"id": "t2", "session_id": "s1", "speaker": "assistant", "text": "Noted."},
-        {"id": "t3", "session_id": "s2", "speaker": "user", "text": "Where does my sister work?"},
-        {"id": "t4", "session_id": "s2", "speaker": "assistant", "text": quoted}]}
+             "turns": [{"id": "t1", "session_id": "s1", "speaker": "user", "text": fact},
+                       {"id": "t2", "session_id": "s1", "speaker": "assistant", "text": "Noted."},
+                       {"id": "t3", "session_id": "s2", "speaker": "user", "text": "Where does my sister work?"},
+                       {"id": "t4", "session_id": "s2", "speaker": "assistant", "text": quoted}]}
     memory = LayeredMemory(store, "rec", "s1", retrieval_tokens=100)
     rows = evaluate_strategy(memory, convo, model, progress=False)
     assert any(fact in p.text for p in rows[-1].prompt.of_kind("retrieved"))  # what the quote repeats
