@@ -329,10 +329,11 @@ def test_a_recorded_reply_is_never_an_echo(store, model):
     from helpers.layered import LayeredMemory
 
     fact, quoted = "My sister Eunji works as a nurse at the children's hospital.", "Eunji works as a nurse!"
+    asked = "Where does my sister work?"
     convo = {"id": "rec", "user_id": "rec", "system": "You are a friendly assistant.", "probes": [],
              "turns": [{"id": "t1", "session_id": "s1", "speaker": "user", "text": fact},
                        {"id": "t2", "session_id": "s1", "speaker": "assistant", "text": "Noted."},
-                       {"id": "t3", "session_id": "s2", "speaker": "user", "text": "Where does my sister work?"},
+                       {"id": "t3", "session_id": "s2", "speaker": "user", "text": asked},
                        {"id": "t4", "session_id": "s2", "speaker": "assistant", "text": quoted}]}
     memory = LayeredMemory(store, "rec", "s1", retrieval_tokens=100)
     rows = evaluate_strategy(memory, convo, model, progress=False)
