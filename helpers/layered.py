@@ -233,7 +233,7 @@ class LayeredMemory:
         turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
         write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
-                       date=self.session_date, supplied="" if recorded else turn.supplied,  # a replay
+                       date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
