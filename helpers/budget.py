@@ -112,7 +112,7 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
                 neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
                 prefer: Callable[[Hit], bool] | None = None, name: str | None = None,
-                words: bool = False) -> tuple[list[Row], str]:
+                words: bool | str = False) -> tuple[list[Row], str]:
     """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
     once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
     window; hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a
@@ -123,11 +123,10 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     before the other speaker's best; a hit's score is then its fused score); bring the
     ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
-    message is searched and sent by its parts (``MemoryStore.search(parts=True)``); ``words``: by words
-    too where the store can (``MemoryStore.search(words=True)``). Returns
-    ``(rows, text)``: the rows in the order taken and ``retrieval.format_hits`` of them (``""`` when nothing
-    fits or is found); ``count_text_tokens(text) <= budget_tokens``. Raises what ``store.search`` raises
-    (``store``: a ``MemoryStore``, or anything with its embed, search and neighbours)."""
+    message is searched and sent by its parts; ``words``: by words too where the store can (``True``, or the
+    text searched by words: ``MemoryStore.search``). Returns ``(rows, text)``: the rows in the order taken
+    and ``retrieval.format_hits`` of them (``""`` if none); ``count_text_tokens(text) <= budget_tokens``.
+    Raises what ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its methods)."""
     vector = store.embed([question], query=True)[0] if name is not None else None  # one for both searches
     ranked = [(1.0 if speaker == name else EVERYONE_WEIGHT,  # the named person's rows, then everyone's
                store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,

@@ -19,6 +19,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
+from helpers.expansion import WordNeighbours
 from helpers.kinds import (
     ASKED_WORDS,
     SEARCHED_KINDS,
@@ -74,12 +75,10 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     part, of more than ``kinds.ASKED_WORDS`` content words, opening by telling (``TELLS_FIRST``) or, the
     user's to an assistant, holding a number (``TELLS_NUMBER``); neither asking for a memory). ``other``
     counts the reply side's turns (classified like the user's once a person). Only rows of ``embed_kinds``
-    (``None``: all) are embedded; the others are stored without: listed and neighbours, never searched by
-    meaning. At most ``embed_parts`` parts are embedded (``None``: all): a message longer than one part
-    (``store.max_chunk_bytes``) gets its first part embedded now, the rest wait; room left over embeds parts
-    waiting from earlier turns. Of an assistant's message only the first ``embed_reply_parts`` parts are
-    embedded (``None``: all), the later ones stored at once without: listed, neighbours, whole, never a dense
-    search's hit. A blank message keeps its round, is not stored, why appended to ``skipped``. NFC."""
+    (``None``: all) are embedded, the others stored without (listed, neighbours, never searched by meaning);
+    at most ``embed_parts`` parts (``None``: all; a long message's first now, the rest wait for room left
+    over), of an assistant's message only its first ``embed_reply_parts``. A blank message keeps its
+    round, is not stored, why appended to ``skipped``. NFC."""
     blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
              for m in messages if is_blank(m.text)]
     (skipped if skipped is not None else []).extend(blank)
@@ -128,18 +127,17 @@ class LayeredMemory:
     fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for any other (default 0:
     answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
     speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
-    session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), stored and
-    shown with each row (a question naming one of them gets that person's rows first; with the attribute
-    ``search_named`` set, searched apart and fused instead: ``fill_budget(name=...)``); ``embed_reply_parts``
-    parts of a long assistant message embedded, the later ones stored without (``write_messages``; ``None``:
-    all). Attributes: ``log`` (a ``LayeredTurn`` per turn), ``last_retrieved`` (the latest hits). Raises
-    ValueError for a budget below 1 or a negative setting, InvalidIdError for an unsafe id."""
+    session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), shown
+    with each row (a question naming one gets that person's rows first; ``search_named``: searched apart,
+    fused); ``vocabulary.k`` (None: off) widens a search by words with each asked word's nearest words
+    of the conversation, names left out; ``embed_reply_parts`` parts of a long reply embedded (``None``:
+    all). ``log``: a ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits. ValueError: a budget
+    below 1 or a negative setting; InvalidIdError: an unsafe id."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
     searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
     max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
-    search_words: bool = True  #: search by words too where the store can (``helpers.fulltext.HybridStore``)
     search_named: bool = False  #: a question naming one person: their rows searched apart, fused (an option)
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
@@ -168,6 +166,7 @@ class LayeredMemory:
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
         self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
+        self.vocabulary = WordNeighbours(store, names, None)  # words searched as asked (k=3: an option)
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
                     f" + retrieval {self.retrieval_tokens} tokens)")
@@ -216,7 +215,8 @@ class LayeredMemory:
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  kinds=self.searched_kinds, candidates=max(30, budget // 20),
-                                 neighbours_of=self.neighbours_of, name=apart, words=self.search_words,
+                                 neighbours_of=self.neighbours_of, name=apart,  # by words too, where it can
+                                 words=self.vocabulary.words_query(question),
                                  skip=lambda hit: normalized(hit.content) in in_window
                                  or any(normalized(hit.content) in window_ids.get(i, "\0")
                                         for i in self._written.sources([hit])),
@@ -237,6 +237,7 @@ class LayeredMemory:
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
+        self.vocabulary.add(m.text for m in new)  # kept where the store searches by words
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1

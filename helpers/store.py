@@ -154,12 +154,12 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
-               parts: bool = False, words: bool = False, name: str | None = None) -> list[Hit]:
+               parts: bool = False, words: bool | str = False, name: str | None = None) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
         ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
         stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` and of the person
         ``name`` (the ``name`` column; both filtered before the cut), of ``session_id``, of a cosine >=
-        ``min_score``; ``words=True``: by words too where it can (``fulltext.HybridStore``; a fused rank).
+        ``min_score``; ``words``: by words too where it can (``fulltext.HybridStore``), the query's or a str.
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
@@ -169,8 +169,9 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
         where += f" and {eq_filter(name=nfc(name))}" if name is not None else ""
+        said = words if isinstance(words, str) else query if words else None  # the text searched by words
+        text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
-        text = bounded_text(nfc(query), PART_MAX_BYTES) if words and isinstance(query, str) else None
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
         best: dict[str, tuple[float, dict]] = {}  # each row's (or part's) best chunk, in rank order
         for hit in found:
@@ -202,9 +203,8 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
                    after: int = 1) -> dict[str, list[Row]]:
-        """``{hit.turn_id: rows}``: each hit's session's rows from ``round - before`` to ``round + after``,
-        nearest first (round - 1, round + 1, round - 2 ...), the hit left out; one query. ValueError for
-        a negative ``before`` / ``after``."""
+        """``{hit.turn_id: rows}``: each hit's session's rows, ``round - before`` to ``round + after``,
+        nearest first (round - 1, round + 1 ...), the hit left out; one query. ValueError: either < 0."""
         where = self._where(user_id)
         if before < 0 or after < 0:
             raise ValueError(f"before and after must be >= 0, got {before}, {after}")

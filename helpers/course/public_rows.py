@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from helpers import fulltext
 from helpers.kinds import SEARCHED_KINDS
 from helpers.layered import LayeredMemory
 from helpers.preferences import Preferences
@@ -17,7 +18,9 @@ class LayeredVariant(LayeredMemory):
     grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
     ``search_parts`` one search per part of a question (``helpers.queries``); ``search_named`` a question
     naming one person searches their rows apart too (``LayeredMemory.search_named``);
-    ``preferences_assistant_only`` the layer is sent only while the reply side is no person."""
+    ``preferences_assistant_only`` the layer is sent only while the reply side is no person; ``expand_words``
+    the ``WordNeighbours.k`` of its words search (``None``, as in every row measured before it: the question's
+    words as asked)."""
 
     def __init__(
         self,
@@ -29,10 +32,11 @@ class LayeredVariant(LayeredMemory):
         search_parts: bool = False,
         search_named: bool = False,
         preferences_assistant_only: bool = False,
+        expand_words: int | None = None,
         **kwargs,
     ) -> None:
         super().__init__(PartsSearch(store) if search_parts else store, *args, **kwargs)
-        self.search_named = search_named
+        self.search_named, self.vocabulary.k = search_named, expand_words
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
         self.preferences_assistant_only = preferences_assistant_only
@@ -53,7 +57,8 @@ class LayeredVariant(LayeredMemory):
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
 LESSON_08 = {"window_tokens": 100, "max_summary_tokens": 150}  # default_strategies' layered budgets
 #: rows on a ``HybridStore`` whose words' weight is not 1 (Milvus's RRF): row -> ``words_weight``
-WORDS_WEIGHT = {"default": 0.3, "default+named": 0.3, "default+prefs": 0.3, "default+prefs150a": 0.3,
+WORDS_WEIGHT = {"default": fulltext.WORDS_WEIGHT, "default+expand3": 1.0, "default+named": 0.3,
+                "default+prefs": 0.3, "default+prefs150a": 0.3,
                 "default+bm25w0.5": 0.5, "default+bm25w0.3": 0.3, "default+bm25w0.5+cap8000": 0.5}
 
 
@@ -100,8 +105,11 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         # words as a smaller voice than meaning in the fusion (``WORDS_WEIGHT``)
         "default+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
         "default+cap12000": variant(**LESSON_08, max_retrieval_tokens=12000),
-        **{row: variant(**LESSON_08) for row in WORDS_WEIGHT},
+        **{row: variant(**LESSON_08) for row in WORDS_WEIGHT if row.startswith("default+bm25w")},
         "default+bm25w0.5+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
+        # the words searched: the question without the speakers' names, and each asked word's 3 nearest
+        # words of the conversation, the words' ranking weighted 1 (``helpers.expansion``; not adopted)
+        "default+expand3": variant(**LESSON_08, expand_words=3),
         # a question naming one person searches that person's rows apart too (``fill_budget(name=...)``)
         "default+named": variant(**LESSON_08, search_named=True),
         # the user's standing instructions and preferences, always sent (``helpers.preferences``)

@@ -1,0 +1,103 @@
+"""Words a question does not say: the words searched by BM25, widened by the conversation's own words.
+
+"What martial arts has John done?" shares no word with "I'm off to do some taekwondo!", and that line's
+embedding, about much else too, ranks it far down by meaning. The word *taekwondo* alone sits near
+*martial* and *arts*. ``WordNeighbours`` keeps each content word this memory has written, embedded once
+(a passage), and ``words_query`` adds to a question's words each one's ``k`` nearest of them (the
+question's words embedded as queries): query expansion with word embeddings, drawn from the
+conversation's own vocabulary (Kuzi, Shtok and Kurland, "Query Expansion Using Word Embeddings",
+CIKM 2016). Only the words search (``HybridStore``, BM25) reads the widened text; the search by meaning
+embeds the question as asked, and no added word is ever sent to the model.
+
+The speakers' names are left out of the words searched: every line is said by or to one of them
+("Hey John! ..."), so a name matches half the conversation. Which names: ``LayeredMemory(names=...)``.
+
+The words live in this object's memory, a matrix of unit vectors: they exist to build one query and
+are gone with the memory (a Milvus collection would outlive a user's forgetting; the rows found are
+always the store's own). An option of layered memory, not its default (``memory.vocabulary.k = 3``
+with the store's ``words_weight=1.0``, as measured): docs/design-notes.md, "Words a question does not say"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from helpers.kinds import content_words
+
+EXPAND_WORDS = 3  #: nearest words added per asked word (chosen on two public two-person chats)
+
+
+def _words(text: str, leave_out: set[str]) -> list[str]:
+    """The content words of ``text`` worth a neighbour: letters only, 3 or more (Hangul 2), not a name."""
+    return [w for w in dict.fromkeys(content_words(text))
+            if w.isalpha() and len(w) >= (2 if "\uac00" <= w[0] <= "\ud7a3" else 3) and w not in leave_out]
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` blanked (any case, as a word, with ``'s``; not "Annabel" for Ann)."""
+    names = [n for n in names if n and n.strip()]
+    if not names:
+        return text
+    pattern = r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:['’]s)?(?![a-z])"
+    return re.sub(pattern, " ", text, flags=re.IGNORECASE)
+
+
+class WordNeighbours:
+    """The content words written so far, each embedded once by ``store.embed`` (counted in its
+    ``embedding_calls``), and their nearest ones for a question (``words_query``). ``names``: role ->
+    name of the speakers (left out of what is kept and searched); ``k``: words added per asked word
+    (int >= 0; 0: only the names are left out; ``None``: the question searched as asked, nothing kept).
+    Words are kept only where ``store`` searches by words (its ``full_text``: ``HybridStore`` on a
+    Milvus with BM25). Raises ValueError for another ``k``."""
+
+    def __init__(self, store, names: Mapping[str, str] | None = None, k: int | None = EXPAND_WORDS) -> None:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            raise ValueError(f"k must be an int >= 0 or None, got {k!r}")
+        self.store, self.k = store, k
+        self.names = [n for n in (names or {}).values() if n]
+        self._leave_out = {w.lower() for n in self.names for w in content_words(n)}
+        self._words: list[str] = []
+        self._index: dict[str, int] = {}
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self._words)
+
+    def add(self, texts: Iterable[str]) -> int:
+        """Keep the new content words of ``texts`` (one embedding call for all of them); returns how many."""
+        if not self.k or not getattr(self.store, "full_text", False):  # words only a words search reads
+            return 0
+        new = [w for w in dict.fromkeys(w for t in texts for w in _words(t, self._leave_out))
+               if w not in self._index]
+        if not new:
+            return 0
+        vectors = np.asarray(self.store.embed(new), dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        self._vectors = vectors if not self._words else np.vstack([self._vectors, vectors])
+        for w in new:
+            self._index[w] = len(self._words)
+            self._words.append(w)
+        return len(new)
+
+    def neighbours(self, question: str) -> list[str]:
+        """Each asked word's ``k`` nearest kept words (cosine, best first), not asked already, each once."""
+        asked = _words(question, self._leave_out)
+        if not (self.k and asked and self._words):
+            return []
+        queries = np.asarray(self.store.embed(asked, query=True), dtype=np.float32)
+        added: dict[str, None] = {}
+        for sims in queries @ self._vectors.T:
+            near = [self._words[i] for i in np.argsort(-sims)[: self.k + len(asked)]
+                    if self._words[i] not in asked]
+            added.update(dict.fromkeys(near[: self.k]))
+        return list(added)
+
+    def words_query(self, question: str) -> str:
+        """What the words search reads for ``question``: the question without the speakers' names, then the
+        neighbours of its words (``""`` when nothing is left: no words search); as asked if ``k`` is None."""
+        if self.k is None:
+            return question
+        said = without_names(question, self.names)
+        return " ".join([said.strip(), *self.neighbours(said)]).strip()

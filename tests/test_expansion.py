@@ -1,0 +1,91 @@
+"""Words a question does not say (``helpers.expansion``): the words search widened by the
+conversation's own nearest words, with the real e5 embedder and Milvus Lite."""
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from helpers.expansion import WordNeighbours, without_names
+
+NAMES = {"user": "John", "assistant": "Maria"}
+LINES = ["I'm off to do some taekwondo!", "We ordered pizza and pasta for dinner.",
+         "My guitar lessons start on Monday.", "Maria, my homework is due Friday."]
+
+
+class Embedder:
+    """What ``WordNeighbours`` needs of a store: ``embed`` (the course's e5, as ``MemoryStore.embed``)."""
+
+    def __init__(self, e5):
+        self.e5, self.texts = e5, 0
+
+    def embed(self, texts, query=False):
+        self.texts += len(texts)
+        return [self.e5.embed_query(t) for t in texts] if query else self.e5.embed_documents(list(texts))
+
+
+def test_names_are_blanked_as_words_in_any_case():
+    assert without_names("What martial arts has John done? And MARIA's?", NAMES.values()).split() == [
+        "What", "martial", "arts", "has", "done?", "And", "?"]
+    assert without_names("Johnny and Mariana", NAMES.values()) == "Johnny and Mariana"
+    assert without_names("no names", []) == "no names"
+
+
+def test_a_category_question_gets_its_members_words(e5):
+    store = Embedder(e5)
+    store.full_text = True  # as a HybridStore on Milvus Lite: words are searched
+    words = WordNeighbours(store, NAMES, k=2)
+    assert words.add(LINES) == len(words) > 0
+    assert "maria" not in words._index and "john" not in words._index  # names are never kept
+    assert words.add(LINES) == 0 and store.texts == len(words)  # each word embedded once
+    assert "taekwondo" in words.neighbours("What martial arts has John done?")
+    query = words.words_query("What martial arts has John done?")
+    assert query.startswith("What martial arts has") and "john" not in query.lower()
+    assert "taekwondo" in query.split()
+
+
+def test_no_neighbours_at_k_0_and_bad_k_refused(e5):
+    store = Embedder(e5)
+    store.full_text = True
+    words = WordNeighbours(store, NAMES, k=0)
+    assert words.add(LINES) == 0 and store.texts == 0
+    assert words.words_query("What did John eat?").split() == ["What", "did", "eat?"]
+    assert WordNeighbours(store, NAMES).words_query("John?") == "?"
+    assert WordNeighbours(Embedder(e5), NAMES).add(LINES) == 0  # a store with no words search: none kept
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="k must be an int >= 0 or None"):
+            WordNeighbours(store, NAMES, k=bad)
+
+
+def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_has_one(lite_uri, e5, model):
+    from helpers.course.milvus import open_store
+    from helpers.fulltext import HybridStore
+    from helpers.layered import LayeredMemory
+    from helpers.store import MemoryStore
+
+    with open_store("expansion", uri=lite_uri, embeddings=e5, drop_existing=True,
+                    store_class=HybridStore) as store:
+        memory = LayeredMemory(store, "john", "s1", names=NAMES, window_tokens=10)  # the question alone
+        assert memory.vocabulary.k is None  # the default: the question's words searched as asked
+        assert memory.vocabulary.words_query("What has John done?") == "What has John done?"
+        memory.vocabulary.k = 3  # the option measured
+        stored = []
+        for i, line in enumerate(LINES):
+            stored = memory.after_turn(model, [*stored, HumanMessage(line, id=f"t{i}"),
+                                               AIMessage("Nice!", id=f"t{i}-reply")])
+        assert store.full_text and "taekwondo" in memory.vocabulary._index
+        searched = memory.vocabulary.words_query("What martial arts has John done?")
+        assert "john" not in searched.lower() and "taekwondo" in searched.split()
+        asked = HumanMessage("What martial arts has John done?")
+        prompt = memory.prompt(SystemMessage("Be brief."), stored, asked)
+        assert any("taekwondo" in hit.content for hit in memory.last_retrieved)
+        assert any("taekwondo" in part.text for part in prompt.of_kind("retrieved"))
+        memory.vocabulary.k = None  # back to the default: nothing kept, nothing added
+        before = store.embedding_calls
+        memory.after_turn(model, [*stored, HumanMessage("I bought a kite.", id="t9"),
+                                  AIMessage("Fun!", id="t9-reply")])
+        assert store.embedding_calls - before == 1  # the one statement, no words
+    with open_store("expansion_dense", uri=lite_uri, embeddings=e5, drop_existing=True,
+                    store_class=MemoryStore) as dense:  # no words search (as the 2.3.5 server): no words kept
+        memory = LayeredMemory(dense, "john", "s1", names=NAMES)
+        memory.vocabulary.k = 3
+        memory.after_turn(model, [HumanMessage(LINES[0], id="t1"), AIMessage("Nice!", id="t1-reply")])
+        assert len(memory.vocabulary) == 0 and dense.embedding_calls == 1
