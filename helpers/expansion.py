@@ -25,42 +25,57 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from helpers.kinds import content_words
+from helpers.text import nfc
 
 EXPAND_WORDS = 3  #: nearest words added per asked word (chosen on two public two-person chats)
+MAX_ASKED_WORDS = 32  #: asked words given neighbours (a long question is mostly a paste; the search cuts it)
+_HANGUL = "\uac00-\ud7a3"
 
 
-def _words(text: str, leave_out: set[str]) -> list[str]:
-    """The content words of ``text`` worth a neighbour: letters only, 3 or more (Hangul 2), not a name."""
-    return [w for w in dict.fromkeys(content_words(text))
-            if w.isalpha() and len(w) >= (2 if "\uac00" <= w[0] <= "\ud7a3" else 3) and w not in leave_out]
+def _words(text: str, leave_out: tuple[str, ...]) -> list[str]:
+    """The content words of ``text`` (NFC) worth a neighbour: letters only, 3 or more (Hangul 2), not a
+    name's word nor, in Korean, a name with its particle ("민수는")."""
+    return [w for w in dict.fromkeys(content_words(nfc(text)))
+            if w.isalpha() and len(w) >= (2 if _HANGUL[0] <= w[0] <= _HANGUL[-1] else 3)
+            and w not in leave_out and not (_HANGUL[0] <= w[0] <= _HANGUL[-1] and w.startswith(leave_out))]
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
-    """``text`` with each of ``names`` blanked (any case, as a word, with ``'s``; not "Annabel" for Ann)."""
-    names = [n for n in names if n and n.strip()]
-    if not names:
-        return text
-    pattern = r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:['’]s)?(?![a-z])"
-    return re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    """``text`` (NFC) with each of ``names`` and each word of one blanked: any case, with ``'s`` or a Korean
+    particle after it; not "Annabel" or "Annä" for Ann."""
+    words = {w for n in names if n and n.strip() for w in [nfc(n).strip(), *nfc(n).split()]}
+    if not words:
+        return nfc(text)
+    alternatives = "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
+    pattern = rf"\b(?:{alternatives})(?:['’]s)?(?!(?![{_HANGUL}])\w)"  # a Korean particle may follow
+    return re.sub(pattern, " ", nfc(text), flags=re.IGNORECASE)
 
 
 class WordNeighbours:
     """The content words written so far, each embedded once by ``store.embed`` (counted in its
     ``embedding_calls``), and their nearest ones for a question (``words_query``). ``names``: role ->
     name of the speakers (left out of what is kept and searched); ``k``: words added per asked word
-    (int >= 0; 0: only the names are left out; ``None``: the question searched as asked, nothing kept).
-    Words are kept only where ``store`` searches by words (its ``full_text``: ``HybridStore`` on a
-    Milvus with BM25). Raises ValueError for another ``k``."""
+    (int >= 0; 0: only the names are left out; ``None``: the question searched as asked, nothing kept;
+    set it before the first turn: words are kept from then on). Words are kept only where ``store``
+    searches by words (its ``full_text``: ``HybridStore`` on a Milvus with BM25). ValueError: another k."""
 
     def __init__(self, store, names: Mapping[str, str] | None = None, k: int | None = EXPAND_WORDS) -> None:
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-            raise ValueError(f"k must be an int >= 0 or None, got {k!r}")
         self.store, self.k = store, k
-        self.names = [n for n in (names or {}).values() if n]
-        self._leave_out = {w.lower() for n in self.names for w in content_words(n)}
+        self.names = [nfc(n) for n in (names or {}).values() if n and n.strip()]
+        self._leave_out = tuple({w for n in self.names for w in content_words(n)})
         self._words: list[str] = []
         self._index: dict[str, int] = {}
         self._vectors = np.zeros((0, 0), dtype=np.float32)
+
+    @property
+    def k(self) -> int | None:
+        return self._k
+
+    @k.setter
+    def k(self, k: int | None) -> None:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            raise ValueError(f"k must be an int >= 0 or None, got {k!r}")
+        self._k = k
 
     def __len__(self) -> int:
         return len(self._words)
@@ -82,8 +97,9 @@ class WordNeighbours:
         return len(new)
 
     def neighbours(self, question: str) -> list[str]:
-        """Each asked word's ``k`` nearest kept words (cosine, best first), not asked already, each once."""
-        asked = _words(question, self._leave_out)
+        """Each asked word's ``k`` nearest kept words (cosine, best first), not asked already, each once; the
+        first ``MAX_ASKED_WORDS`` asked words only (one query embedding each)."""
+        asked = _words(question, self._leave_out)[:MAX_ASKED_WORDS]
         if not (self.k and asked and self._words):
             return []
         queries = np.asarray(self.store.embed(asked, query=True), dtype=np.float32)
@@ -94,10 +110,11 @@ class WordNeighbours:
             added.update(dict.fromkeys(near[: self.k]))
         return list(added)
 
-    def words_query(self, question: str) -> str:
-        """What the words search reads for ``question``: the question without the speakers' names, then the
-        neighbours of its words (``""`` when nothing is left: no words search); as asked if ``k`` is None."""
+    def words_query(self, question: str) -> str | bool:
+        """What a search by words reads for ``question`` (``fill_budget(words=...)``): ``True`` (the
+        question's own words) if ``k`` is None; else the question without the speakers' names, then the
+        neighbours of its words (``""`` when nothing is left: no search by words)."""
         if self.k is None:
-            return question
+            return True
         said = without_names(question, self.names)
         return " ".join([said.strip(), *self.neighbours(said)]).strip()

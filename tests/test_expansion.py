@@ -1,6 +1,8 @@
 """Words a question does not say (``helpers.expansion``): the words search widened by the
 conversation's own nearest words, with the real e5 embedder and Milvus Lite."""
 
+import unicodedata
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -25,8 +27,11 @@ class Embedder:
 def test_names_are_blanked_as_words_in_any_case():
     assert without_names("What martial arts has John done? And MARIA's?", NAMES.values()).split() == [
         "What", "martial", "arts", "has", "done?", "And", "?"]
-    assert without_names("Johnny and Mariana", NAMES.values()) == "Johnny and Mariana"
+    assert without_names("Johnny and Mariana, Annä", [*NAMES.values(), "Ann"]) == "Johnny and Mariana, Annä"
     assert without_names("no names", []) == "no names"
+    assert without_names("민수는 태권도를 배워요", ["민수"]) == " 는 태권도를 배워요"  # a particle may follow
+    assert without_names(unicodedata.normalize("NFD", "José said"), ["José"]) == "  said"  # a Mac's NFD
+    assert without_names("Mary, Jane and Mary Jane", ["Mary Jane"]).split() == [",", "and"]
 
 
 def test_a_category_question_gets_its_members_words(e5):
@@ -53,6 +58,8 @@ def test_no_neighbours_at_k_0_and_bad_k_refused(e5):
     for bad in (-1, True, 1.5):
         with pytest.raises(ValueError, match="k must be an int >= 0 or None"):
             WordNeighbours(store, NAMES, k=bad)
+        with pytest.raises(ValueError, match="k must be an int >= 0 or None"):
+            words.k = bad  # the attribute is checked too
 
 
 def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_has_one(lite_uri, e5, model):
@@ -65,7 +72,7 @@ def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_h
                     store_class=HybridStore) as store:
         memory = LayeredMemory(store, "john", "s1", names=NAMES, window_tokens=10)  # the question alone
         assert memory.vocabulary.k is None  # the default: the question's words searched as asked
-        assert memory.vocabulary.words_query("What has John done?") == "What has John done?"
+        assert memory.vocabulary.words_query("What has John done?") is True
         memory.vocabulary.k = 3  # the option measured
         stored = []
         for i, line in enumerate(LINES):
@@ -89,3 +96,34 @@ def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_h
         memory.vocabulary.k = 3
         memory.after_turn(model, [HumanMessage(LINES[0], id="t1"), AIMessage("Nice!", id="t1-reply")])
         assert len(memory.vocabulary) == 0 and dense.embedding_calls == 1
+
+
+def test_a_search_by_words_reads_the_text_it_is_given(lite_uri, e5):
+    """``MemoryStore.search(words=<text>)``: the words searched are that text, not the query's. Hashed
+    vectors know no meaning, so only the words can find the line."""
+    from hash_embeddings import HashEmbeddings
+
+    from helpers.course.milvus import open_store
+    from helpers.fulltext import HybridStore
+
+    with open_store("expansion_words", uri=lite_uri, embeddings=HashEmbeddings(), dim=16,
+                    drop_existing=True, store_class=HybridStore, words_weight=1.0) as store:
+        lines = [f"Filler line {i} about the weather and lunch." for i in range(40)]
+        lines[23] = "I'm off to do some taekwondo!"
+        for i, line in enumerate(lines):
+            store.add("john", "s1", i, line, kind="statement", speaker="user")
+        asked = "What martial arts has John done?"
+        as_asked = [h.content for h in store.search("john", asked, 3, words=True)]
+        assert lines[23] not in as_asked  # no shared word, no meaning
+        words = WordNeighbours(Embedder(e5), NAMES, k=2)
+        words.store.full_text = True
+        words.add(lines)
+        widened = words.words_query(asked)
+        assert "taekwondo" in widened.split(), widened
+        rank = {words: [h.content for h in store.search("john", asked, 40, words=words)].index(lines[23])
+                for words in (True, widened)}
+        assert rank[widened] < rank[True]  # the line has a word the widened text has
+        # only the words given count: one line holds "taekwondo", so it comes first whatever its vector
+        assert store.search("john", "zzz", 40, words="taekwondo")[0].content == lines[23]
+        assert [h.content for h in store.search("john", "zzz", 40, words=True)] == [
+            h.content for h in store.search("john", "zzz", 40)]  # "zzz" is in no line: meaning alone
