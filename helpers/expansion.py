@@ -29,15 +29,20 @@ from helpers.text import nfc
 
 EXPAND_WORDS = 3  #: nearest words added per asked word (chosen on two public two-person chats)
 MAX_ASKED_WORDS = 32  #: asked words given neighbours (a long question is mostly a paste; the search cuts it)
+MAX_NEW_WORDS = 200  #: new words kept a turn: a pasted file's embedding work stays bounded (the rest: later)
 _HANGUL = "\uac00-\ud7a3"
 
 
+def _worth_a_neighbour(word: str, leave_out: tuple[str, ...]) -> bool:
+    """Letters only, 3 or more (Hangul 2), not a name's word nor, in Korean, a name with its particle."""
+    korean = _HANGUL[0] <= word[0] <= _HANGUL[-1]
+    return (word.isalpha() and len(word) >= (2 if korean else 3) and word not in leave_out
+            and not (korean and word.startswith(leave_out)))  # "민수는"
+
+
 def _words(text: str, leave_out: tuple[str, ...]) -> list[str]:
-    """The content words of ``text`` (NFC) worth a neighbour: letters only, 3 or more (Hangul 2), not a
-    name's word nor, in Korean, a name with its particle ("민수는")."""
-    return [w for w in dict.fromkeys(content_words(nfc(text)))
-            if w.isalpha() and len(w) >= (2 if _HANGUL[0] <= w[0] <= _HANGUL[-1] else 3)
-            and w not in leave_out and not (_HANGUL[0] <= w[0] <= _HANGUL[-1] and w.startswith(leave_out))]
+    """The content words of ``text`` (NFC) worth a neighbour, each once, in order."""
+    return [w for w in dict.fromkeys(content_words(nfc(text))) if _worth_a_neighbour(w, leave_out)]
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
@@ -81,11 +86,12 @@ class WordNeighbours:
         return len(self._words)
 
     def add(self, texts: Iterable[str]) -> int:
-        """Keep the new content words of ``texts`` (one embedding call for all of them); returns how many."""
+        """Keep the new content words of ``texts``, the first ``MAX_NEW_WORDS`` (one embedding call for all of
+        them; a word left out is kept when it comes again); returns how many."""
         if not self.k or not getattr(self.store, "full_text", False):  # words only a words search reads
             return 0
         new = [w for w in dict.fromkeys(w for t in texts for w in _words(t, self._leave_out))
-               if w not in self._index]
+               if w not in self._index][:MAX_NEW_WORDS]
         if not new:
             return 0
         vectors = np.asarray(self.store.embed(new), dtype=np.float32)

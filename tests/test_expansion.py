@@ -127,3 +127,27 @@ def test_a_search_by_words_reads_the_text_it_is_given(lite_uri, e5):
         assert store.search("john", "zzz", 40, words="taekwondo")[0].content == lines[23]
         assert [h.content for h in store.search("john", "zzz", 40, words=True)] == [
             h.content for h in store.search("john", "zzz", 40)]  # "zzz" is in no line: meaning alone
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_a_pasted_file_of_20000_tokens_keeps_the_words_bounded(e5, language):
+    """The option on: a paste's new words are kept MAX_NEW_WORDS at a time (one embedding call), and a
+    question as long as the paste gives neighbours to its first MAX_ASKED_WORDS words only."""
+    import itertools
+
+    from long_messages import pasted_file
+
+    from helpers.expansion import MAX_ASKED_WORDS, MAX_NEW_WORDS
+    from helpers.tokens import count_text_tokens
+
+    made_up = ["".join(letters) for letters in itertools.product("bdgkmpstvz", "aeiou", "lnr", "aeiou")][:400]
+    paste = pasted_file(language, 20000) + "\n" + " ".join(made_up)  # 400 words it never had
+    assert count_text_tokens(paste) >= 20000
+    store = Embedder(e5)
+    store.full_text = True
+    words = WordNeighbours(store, NAMES, k=3)
+    assert words.add([paste]) == MAX_NEW_WORDS == store.texts  # one call, bounded
+    assert words.add([paste]) == MAX_NEW_WORDS and len(words) == 2 * MAX_NEW_WORDS  # the rest: next turn
+    store.texts = 0
+    assert isinstance(words.words_query(paste), str)
+    assert store.texts <= MAX_ASKED_WORDS  # the asked words embedded as queries, no more
