@@ -15,7 +15,7 @@ from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
 from helpers.text import memory_block
-from helpers.tokens import count_text_tokens
+from helpers.tokens import count_text_tokens, default_counter
 
 #: A search apart for the person a question names (``fill_budget(name=...)``): everyone's ranking as a
 #: smaller voice than that person's in the fusion (docs/design-notes.md, "A question that names a person")
@@ -101,11 +101,11 @@ _FRAME_TOKENS = count_text_tokens(memory_block("retrieved", HEADER, "")) + 1  # 
 
 
 def _line_cost(row: Row) -> int:
-    return count_text_tokens(memory_line(row)) + 1  # the line and its line break
+    return default_counter().text_tokens(memory_line(row)) + 1  # the line and its line break (cached)
 
 
 def _header_cost(row: Row) -> tuple[Hashable, int]:
-    return (row.session_id, row.date), count_text_tokens(session_header(row)) + 1
+    return (row.session_id, row.date), default_counter().text_tokens(session_header(row)) + 1
 
 
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,

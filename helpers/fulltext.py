@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from helpers.store import FIELDS, MemoryStore
+from helpers.store import RANKED_FIELDS, MemoryStore
 
 SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
 RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
@@ -99,7 +99,7 @@ class HybridStore(MemoryStore):
             return super()._search_chunks(query, query_vector, where, limit)
         dense = super()._search_chunks(query, query_vector, where, limit)
         words = self._call("search", data=[query], anns_field=SPARSE_FIELD, limit=limit, filter=where,
-                           output_fields=list(FIELDS), consistency_level=self.consistency_level,
+                           output_fields=list(RANKED_FIELDS), consistency_level=self.consistency_level,
                            search_params={"metric_type": "BM25"})[0]
         ranked = fuse([(1.0, dense), (self.words_weight, words)], key=lambda hit: hit["id"])[:limit]
         return [{**hit, "distance": score} for score, hit in ranked]

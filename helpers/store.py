@@ -30,6 +30,9 @@ LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/desi
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
+#: What a search returns of each chunk: its id and these. Milvus Lite builds every returned row in Python,
+#: so a search ranks hundreds of chunks by id and reads only those it keeps, in one query (design notes).
+RANKED_FIELDS = ("turn_id", "chunks")
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -173,21 +176,23 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
-        best: dict[str, tuple[float, dict]] = {}  # each row's (or part's) best chunk, in rank order
+        best: dict[str, tuple[float, str, int]] = {}  # each row's (or part's) best chunk, in rank order
         for hit in found:
             best.setdefault(hit["id"] if parts else hit["entity"]["turn_id"],
-                            (hit["distance"], {**hit["entity"], "id": hit["id"]}))
+                            (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
+        kept = [(key, score, chunk, chunks) for key, (score, chunk, chunks) in list(best.items())[:top_k]
+                if min_score is None or score >= min_score]
+        # then the kept chunks' text and columns in one query, a long row's every chunk (RANKED_FIELDS)
+        ids = [chunk for _, _, chunk, chunks in kept if parts or chunks == 1]
+        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]
+        clauses = [in_filter(field, keys) for field, keys in (("id", ids), ("turn_id", long)) if keys]
+        read = self._query(f"{where} and ({' or '.join(clauses)})") if clauses else []
         if parts:
-            return [Hit(**vars(self._group([chunk])[0]), score=float(score))
-                    for score, chunk in list(best.values())[:top_k]
-                    if min_score is None or score >= min_score]
-        scores = {turn: float(score) for turn, (score, _) in list(best.items())[:top_k]
-                  if min_score is None or score >= min_score}
-        chunks = [best[turn][1] for turn in scores if best[turn][1]["chunks"] == 1]
-        if long := [turn for turn in scores if best[turn][1]["chunks"] > 1]:  # read all their chunks
-            chunks += self._query(f"{where} and {in_filter('turn_id', long)}")
-        whole = {row.turn_id: row for row in self._group(chunks) if not is_blank(row.content)}  # old blanks
-        return [Hit(**vars(whole[turn]), score=score) for turn, score in scores.items() if turn in whole]
+            by_id = {chunk["id"]: chunk for chunk in read}
+            return [Hit(**vars(self._group([by_id[chunk]])[0]), score=score)
+                    for _, score, chunk, _ in kept if chunk in by_id]
+        whole = {row.turn_id: row for row in self._group(read) if not is_blank(row.content)}  # old blanks
+        return [Hit(**vars(whole[turn]), score=score) for turn, score, _, _ in kept if turn in whole]
 
     def _extend_schema(self, schema, index) -> None:
         """A subclass's fields and indexes for a new collection (``helpers.fulltext``); none here."""
@@ -195,9 +200,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
         """The ``limit`` embedded chunks (``EMBEDDED``) matching ``where`` closest to ``query_vector``, best
-        first (``query``: the text, for a subclass that also searches words; ``None``: a score threshold)."""
+        first, with ``RANKED_FIELDS`` only (``query``: the text, for a subclass that also searches words;
+        ``None``: a score threshold)."""
         return self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
-                          filter=f"{where} and {EMBEDDED}", output_fields=list(FIELDS),
+                          filter=f"{where} and {EMBEDDED}", output_fields=list(RANKED_FIELDS),
                           consistency_level=self.consistency_level,
                           search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
 

@@ -186,6 +186,20 @@ class TokenCounter:
             self._cache.popitem(last=False)
         return n
 
+    def text_tokens(self, text: str) -> int:
+        """Tokens (int) of a plain string (``count_text_tokens``), cached with the messages: the same
+        stored lines are costed again on every turn that retrieves them."""
+        key = ("", None, text)  # no message type is empty: never a message's key
+        if (n := self._cache.get(key)) is not None:
+            self.hits += 1
+            self._cache.move_to_end(key)
+            return n
+        self.misses += 1
+        n = self._cache[key] = count_text_tokens(text, self.model)
+        if len(self._cache) > self.maxsize:
+            self._cache.popitem(last=False)
+        return n
+
     def __call__(self, messages: Sequence[BaseMessage]) -> int:
         """Sum of per-message tokens **without** reply priming, for ``trim_messages(token_counter=...)``
         (which adds sub-list results; pass it ``max_tokens - REPLY_PRIMING_TOKENS``)."""

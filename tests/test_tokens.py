@@ -138,3 +138,18 @@ def test_korean_typed_on_macos_counts_as_the_same_text_typed_elsewhere():
     assert count_tokens([HumanMessage(decomposed)]) == count_tokens([HumanMessage(composed)])
     assert cut_to_tokens(decomposed, 5) == cut_to_tokens(composed, 5)
     assert len(get_encoding().encode(decomposed)) > 2 * count_text_tokens(composed)  # what NFD costs raw
+
+
+def test_counter_text_tokens_are_cached_and_equal_the_uncached_count():
+    from helpers.tokens import TokenCounter
+
+    counter = TokenCounter(maxsize=2)
+    line = "- 민수 (user): 부산에 살아요. I moved in March."
+    assert counter.text_tokens(line) == count_text_tokens(line) == 22
+    assert (counter.hits, counter.misses) == (0, 1)
+    assert counter.text_tokens(line) == 22
+    assert (counter.hits, counter.misses) == (1, 1)
+    # a message whose content is the same text is counted with its framing, never as the bare line
+    assert counter.message_tokens(HumanMessage(line)) == count_message_tokens(HumanMessage(line)) == 26
+    assert counter.text_tokens("a third text") == 3  # maxsize 2: the oldest entry (the line) goes
+    assert len(counter) == 2 and counter.text_tokens(line) == 22 and counter.misses == 4
