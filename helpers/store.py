@@ -30,9 +30,7 @@ LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/desi
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
-#: What a search returns of each chunk: its id and these. Milvus Lite builds every returned row in Python,
-#: so a search ranks hundreds of chunks by id and reads only those it keeps, in one query (design notes).
-RANKED_FIELDS = ("turn_id", "chunks")
+RANKED_FIELDS = ("turn_id", "chunks")  #: all a search returns, with ids; what it keeps is read after
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -77,10 +75,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
     (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe`` searched; ``flush_every`` rows
     written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000, a stored part's size (default
-    ``PART_MAX_BYTES``: one e5 window); ``consistency_level`` of reads
-    (``"Strong"``: others' writes too); ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server /
-    cloud) for messages. Raises TypeError (``embeddings`` None), DimensionMismatchError (another vector
-    length), MilvusStoreError (another schema), ValueError."""
+    ``PART_MAX_BYTES``: one e5 window); ``consistency_level`` of reads (``"Strong"``: others' writes too);
+    ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server / cloud) for messages. Raises TypeError
+    (``embeddings`` None), DimensionMismatchError (another length), MilvusStoreError (another schema),
+    ValueError."""
 
     FIELDS = FIELDS  # the columns after id and vector, and their byte limits
 
@@ -182,17 +180,13 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                             (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
         kept = [(key, score, chunk, chunks) for key, (score, chunk, chunks) in list(best.items())[:top_k]
                 if min_score is None or score >= min_score]
-        # then the kept chunks' text and columns in one query, a long row's every chunk (RANKED_FIELDS)
         ids = [chunk for _, _, chunk, chunks in kept if parts or chunks == 1]
-        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]
+        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]  # all their chunks read
         clauses = [in_filter(field, keys) for field, keys in (("id", ids), ("turn_id", long)) if keys]
-        read = self._query(f"{where} and ({' or '.join(clauses)})") if clauses else []
-        if parts:
-            by_id = {chunk["id"]: chunk for chunk in read}
-            return [Hit(**vars(self._group([by_id[chunk]])[0]), score=score)
-                    for _, score, chunk, _ in kept if chunk in by_id]
-        whole = {row.turn_id: row for row in self._group(read) if not is_blank(row.content)}  # old blanks
-        return [Hit(**vars(whole[turn]), score=score) for turn, score, _, _ in kept if turn in whole]
+        read = self._query(f"{where} and ({' or '.join(clauses)})") if clauses else []  # every column
+        rows = ({chunk["id"]: self._group([chunk])[0] for chunk in read} if parts else  # a part: alone
+                {row.turn_id: row for row in self._group(read) if not is_blank(row.content)})  # old blanks
+        return [Hit(**vars(rows[key]), score=score) for key, score, _, _ in kept if key in rows]
 
     def _extend_schema(self, schema, index) -> None:
         """A subclass's fields and indexes for a new collection (``helpers.fulltext``); none here."""

@@ -13,7 +13,7 @@ import os
 import shutil
 import warnings
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -158,8 +158,8 @@ def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None 
 
 
 class TokenCounter:
-    """``count_message_tokens(m, model)`` with an LRU cache of ``maxsize`` messages (int >= 1, else
-    ``TypeError`` / ``ValueError``) keyed on all it reads (type, name, counted text), never object
+    """``count_message_tokens(m, model)`` with an LRU cache of ``maxsize`` messages or texts (int >= 1,
+    else ``TypeError`` / ``ValueError``) keyed on all it reads (type, name, counted text), never object
     identity. ``hits`` / ``misses``: cache statistics (a miss: one encoding). Not thread-safe."""
 
     def __init__(self, model: str | None = None, maxsize: int = 100_000) -> None:
@@ -170,32 +170,25 @@ class TokenCounter:
         self.model, self.maxsize, self.hits, self.misses = model, maxsize, 0, 0
         self._cache: OrderedDict[tuple, int] = OrderedDict()
 
-    def __len__(self) -> int:  # messages cached
+    def __len__(self) -> int:  # messages and texts cached
         return len(self._cache)
 
     def message_tokens(self, message: BaseMessage) -> int:
         """Tokens (int) of one message, cached."""
-        key = (message.type, message.name, _content_text(message))
-        if (n := self._cache.get(key)) is not None:
-            self.hits += 1
-            self._cache.move_to_end(key)
-            return n
-        self.misses += 1
-        n = self._cache[key] = count_message_tokens(message, self.model)
-        if len(self._cache) > self.maxsize:
-            self._cache.popitem(last=False)
-        return n
+        return self._cached((message.type, message.name, _content_text(message)),
+                            lambda: count_message_tokens(message, self.model))
 
     def text_tokens(self, text: str) -> int:
-        """Tokens (int) of a plain string (``count_text_tokens``), cached with the messages: the same
-        stored lines are costed again on every turn that retrieves them."""
-        key = ("", None, text)  # no message type is empty: never a message's key
+        """Tokens (int) of a plain string (``count_text_tokens``), cached: retrieved lines recur each turn."""
+        return self._cached(("", None, text), lambda: count_text_tokens(text, self.model))  # "": no message
+
+    def _cached(self, key: tuple, count: Callable[[], int]) -> int:
         if (n := self._cache.get(key)) is not None:
             self.hits += 1
             self._cache.move_to_end(key)
             return n
         self.misses += 1
-        n = self._cache[key] = count_text_tokens(text, self.model)
+        n = self._cache[key] = count()
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
         return n
