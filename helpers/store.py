@@ -180,10 +180,10 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
                             (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
         kept = [(key, score, chunk, chunks) for key, (score, chunk, chunks) in list(best.items())[:top_k]
                 if min_score is None or score >= min_score]
-        ids = [chunk for _, _, chunk, chunks in kept if parts or chunks == 1]
-        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]  # all their chunks read
-        clauses = [in_filter(field, keys) for field, keys in (("id", ids), ("turn_id", long)) if keys]
-        read = self._query(f"{where} and ({' or '.join(clauses)})") if clauses else []  # every column
+        ids = [chunk for _, _, chunk, chunks in kept if parts or chunks == 1]  # read apart from long rows:
+        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]  # their chunks can be many
+        read = [*(self._query(f"{where} and {in_filter('id', ids)}") if ids else []),  # every column
+                *(self._query(f"{where} and {in_filter('turn_id', long)}") if long else [])]
         rows = ({chunk["id"]: self._group([chunk])[0] for chunk in read} if parts else  # a part: alone
                 {row.turn_id: row for row in self._group(read) if not is_blank(row.content)})  # old blanks
         return [Hit(**vars(rows[key]), score=score) for key, score, _, _ in kept if key in rows]

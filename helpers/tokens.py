@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -159,8 +160,9 @@ def count_tokens(messages: Sequence[BaseMessage | Any] | str, model: str | None 
 
 class TokenCounter:
     """``count_message_tokens(m, model)`` with an LRU cache of ``maxsize`` messages or texts (int >= 1,
-    else ``TypeError`` / ``ValueError``) keyed on all it reads (type, name, counted text), never object
-    identity. ``hits`` / ``misses``: cache statistics (a miss: one encoding). Not thread-safe."""
+    else ``TypeError`` / ``ValueError``) keyed on all it reads (type, name, counted text, non-text
+    blocks), never object identity. ``hits`` / ``misses``: cache statistics (a miss: one encoding).
+    Thread-safe."""
 
     def __init__(self, model: str | None = None, maxsize: int = 100_000) -> None:
         if isinstance(maxsize, bool) or not isinstance(maxsize, int):
@@ -168,14 +170,16 @@ class TokenCounter:
         if maxsize < 1:
             raise ValueError(f"maxsize must be >= 1, got {maxsize}")
         self.model, self.maxsize, self.hits, self.misses = model, maxsize, 0, 0
-        self._cache: OrderedDict[tuple, int] = OrderedDict()
+        self._cache: OrderedDict[tuple, int] = OrderedDict()  # key -> tokens, oldest first
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:  # messages and texts cached
         return len(self._cache)
 
     def message_tokens(self, message: BaseMessage) -> int:
         """Tokens (int) of one message, cached."""
-        return self._cached((message.type, message.name, _content_text(message)),
+        blocks = 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
+        return self._cached((message.type, message.name, _content_text(message), blocks),
                             lambda: count_message_tokens(message, self.model))
 
     def text_tokens(self, text: str) -> int:
@@ -183,15 +187,16 @@ class TokenCounter:
         return self._cached(("", None, text), lambda: count_text_tokens(text, self.model))  # "": no message
 
     def _cached(self, key: tuple, count: Callable[[], int]) -> int:
-        if (n := self._cache.get(key)) is not None:
-            self.hits += 1
-            self._cache.move_to_end(key)
+        with self._lock:  # one counter is shared (default_counter): a window and a retrieval may overlap
+            if (n := self._cache.get(key)) is not None:
+                self.hits += 1
+                self._cache.move_to_end(key)
+                return n
+            self.misses, n = self.misses + 1, count()
+            self._cache[key] = n
+            if len(self._cache) > self.maxsize:
+                self._cache.popitem(last=False)
             return n
-        self.misses += 1
-        n = self._cache[key] = count()
-        if len(self._cache) > self.maxsize:
-            self._cache.popitem(last=False)
-        return n
 
     def __call__(self, messages: Sequence[BaseMessage]) -> int:
         """Sum of per-message tokens **without** reply priming, for ``trim_messages(token_counter=...)``

@@ -662,3 +662,28 @@ def test_rows_never_searched_are_stored_without_embedding_and_a_turn_is_one_inse
         assert hit.round == 3
     finally:
         store.drop()
+
+
+def test_a_search_reads_every_column_of_the_rows_it_keeps_and_no_long_row_crowds_out_a_short_one(
+        lite_uri, user):
+    store = new_store(lite_uri, max_chunk_bytes=40)
+    try:
+        plan = " ".join(f"step {n} of the plan." for n in range(1, 13))  # 7 parts of at most 40 bytes
+        for round_ in (1, 2, 3):
+            store.add(user, "s1", round_, f"{plan} ({round_})", kind="statement", speaker="assistant",
+                      name="Aria", date="2025-03-01")
+        store.add(user, "s2", 9, "short fact 3", kind="statement", speaker="user", name="Sua",
+                  date="2025-03-02")
+        reads, query = [], store._query
+        store._query = lambda where, limit=16384: reads.append(where) or query(where, 10)  # 10 chunks a read
+        hits = store.search(user, "short fact 3", 4)  # 21 chunks of long rows kept: over one read's cap
+        assert [(h.content, h.round) for h in hits][:1] == [("short fact 3", 9)] and len(reads) == 2
+        assert (hits[0].kind, hits[0].speaker, hits[0].name, hits[0].date, hits[0].session_id) == (
+            "statement", "user", "Sua", "2025-03-02", "s2")
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        parts = store.search(user, "step 5 of the plan.", 3, parts=True)
+        assert len(parts) == 3 and all((p.speaker, p.name, p.date) == ("assistant", "Aria", "2025-03-01")
+                                       and p.part[1] == 7 for p in parts)
+        assert [p.score for p in parts] == sorted((p.score for p in parts), reverse=True)
+    finally:
+        store.drop()

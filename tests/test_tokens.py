@@ -153,3 +153,15 @@ def test_counter_text_tokens_are_cached_and_equal_the_uncached_count():
     assert counter.message_tokens(HumanMessage(line)) == count_message_tokens(HumanMessage(line)) == 26
     assert counter.text_tokens("a third text") == 3  # maxsize 2: the oldest entry (the line) goes
     assert len(counter) == 2 and counter.text_tokens(line) == 22 and counter.misses == 4
+
+
+def test_counter_keys_a_message_on_its_non_text_blocks_too():
+    from helpers.tokens import NON_TEXT_BLOCK_TOKENS, TokenCounter
+
+    counter = TokenCounter()
+    plain = HumanMessage("look")
+    image = HumanMessage(content=[{"type": "text", "text": "look"},
+                                  {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}])
+    assert counter.message_tokens(plain) == count_message_tokens(plain) == 5
+    assert counter.message_tokens(image) == count_message_tokens(image) == 5 + NON_TEXT_BLOCK_TOKENS
+    assert (counter.hits, counter.misses) == (0, 2)
