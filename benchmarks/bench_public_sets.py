@@ -1,11 +1,11 @@
 """Benchmark: the course's memories on public real chats (development sets), per set and category.
 
 The conversations are not in this repository. Convert a local copy first (licences and shapes:
-``helpers/course/public_sets.py``), into an ignored folder::
+``lab/public_sets.py``), into an ignored folder::
 
-    .venv/bin/python -m helpers.course.public_sets --out .runtime/public/converted \\
+    .venv/bin/python -m lab.public_sets --out .runtime/public/converted \\
         --locomo path/to/locomo10.zip --conversations 41,42,43,44,47,48,49,50
-    .venv/bin/python -m helpers.course.public_sets --out .runtime/public/converted \\
+    .venv/bin/python -m lab.public_sets --out .runtime/public/converted \\
         --beam path/to/BEAM/chats/500K/1 ... --max-tokens 100000
 
 then replay them (each row and conversation is cached in ``--results``; re-runs only print)::
@@ -42,12 +42,12 @@ sys.path.insert(0, str(ROOT))
 #: conversations the rules and numbers were chosen on; every other converted file is reported on.
 #: conv-47 and 500K-5 chose between the BM25 rows (docs/design-notes.md, "Real chats").
 TUNE = ("locomo_conv_41", "locomo_conv_47", *(f"beam_500K_{n}" for n in (1, 2, 3, 5, 9, 10, 11, 12, 13, 14)))
-from helpers.course.public_rows import WORDS_WEIGHT  # noqa: E402 - row -> HybridStore's words_weight
+from lab.public_rows import WORDS_WEIGHT  # noqa: E402 - row -> HybridStore's words_weight
 
 
 def strategies(store, conversation: dict) -> dict:
-    """Row name -> a factory of the strategy it replays (``helpers.course.public_rows``)."""
-    from helpers.course.public_rows import rows
+    """Row name -> a factory of the strategy it replays (``lab.public_rows``)."""
+    from lab.public_rows import rows
 
     return rows(store, conversation)
 

@@ -10,16 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from helpers.fulltext import fuse
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
 from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
 from helpers.text import memory_block
 from helpers.tokens import count_text_tokens, default_counter
-
-#: A search apart for the person a question names (``fill_budget(name=...)``): everyone's ranking as a
-#: smaller voice than that person's in the fusion (docs/design-notes.md, "A question that names a person")
-EVERYONE_WEIGHT = 0.5
 
 
 def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
@@ -111,39 +106,34 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
                 kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
                 neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
-                prefer: Callable[[Hit], bool] | None = None, name: str | None = None,
+                prefer: Callable[[Hit], bool] | None = None,
                 words: bool | str = False) -> tuple[list[Row], str]:
-    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question`` (embedded
-    once), drop repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the
-    window; hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a
-    question names); ``name``: instead, that person's stored ``name`` exactly (``kinds.named_speaker``): their
-    ``candidates`` rows searched apart (a filter before the cut, so a line of theirs far down among
-    everyone's is found) and fused with everyone's ``candidates`` by reciprocal rank as ``fulltext`` fuses
-    words and meaning, everyone's list weighted ``EVERYONE_WEIGHT`` (at 0.5 the person's ~60 best come
-    before the other speaker's best; a hit's score is then its fused score); bring the
-    ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
+    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question``, drop
+    repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the window;
+    hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a question
+    names); bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
     ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
     message is searched and sent by its parts; ``words``: by words too where the store can (``True``, or the
     text searched by words: ``MemoryStore.search``). Returns ``(rows, text)``: the rows in the order taken
     and ``retrieval.format_hits`` of them (``""`` if none); ``count_text_tokens(text) <= budget_tokens``.
     Raises what ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its methods)."""
-    vector = store.embed([question], query=True)[0] if name is not None else None  # one for both searches
-    ranked = [(1.0 if speaker == name else EVERYONE_WEIGHT,  # the named person's rows, then everyone's
-               store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words,
-                            query_vector=vector, name=speaker))
-              for speaker in ([name] if name is not None else []) + [None]]
-    hits = [hit if name is None else dataclasses.replace(hit, score=score)  # the same words said twice: once
-            for score, hit in fuse(ranked, key=lambda hit: normalized(hit.content),
-                                   keep=None if skip is None else lambda hit: not skip(hit))]
-    hits.sort(key=lambda hit: prefer is not None and not prefer(hit))
+    found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words)
+    hits, said = [], set()  # the same words said twice: once
+    for hit in found:
+        if normalized(hit.content) in said or (skip is not None and skip(hit)):
+            continue
+        said.add(normalized(hit.content))
+        hits.append(hit)
+    if prefer is not None:
+        hits.sort(key=lambda hit: not prefer(hit))  # stable: the preferred first, each group in rank order
     near: dict[Hashable, list[Row]] = {}
     part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part
     if neighbours_of > 0 and hits:
         around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
-        near = {_key(hit): nearest_same_speaker(hit, [  # a neighbour already in the window: not again
-                    r for r in around.get(hit.turn_id, []) if r.kind not in NEVER_NEIGHBOURS
-                    and (skip is None or not skip(r))], part_bytes=part_bytes)
-                for hit in hits[:neighbours_of]}
+        for hit in hits[:neighbours_of]:  # a neighbour already in the window: not again
+            rows = [r for r in around.get(hit.turn_id, [])
+                    if r.kind not in NEVER_NEIGHBOURS and (skip is None or not skip(r))]
+            near[_key(hit)] = nearest_same_speaker(hit, rows, part_bytes=part_bytes)
     if budget_tokens < (head := _FRAME_TOKENS):  # the block's tags and note, their line breaks
         return [], ""
     chosen = select_hits(hits, budget_tokens - head, _line_cost, neighbours=near,

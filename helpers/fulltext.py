@@ -33,8 +33,7 @@ def fuse(ranked: Sequence[tuple[float, Sequence[Any]]], key: Callable[[Any], Has
     gives an item ``weight / (RRF_K + rank)`` (ranks from 1; an item's first place in a list counts once),
     summed over the lists by ``key(item)``; ``keep``: items where it is false hold their rank, nothing more.
     Returns ``(score, item)`` best first (ties: the order first seen), the item as first seen. The
-    course's one fusion: words and meaning (``HybridStore``), one
-    person's rows and everyone's (``budget.fill_budget``)."""
+    course's one fusion (words and meaning here; the lab's options use it too)."""
     fused: dict[Hashable, list] = {}
     for weight, items in ranked:
         seen: set[Hashable] = set()

@@ -19,7 +19,6 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
-from helpers.expansion import WordNeighbours
 from helpers.kinds import (
     ASKED_WORDS,
     SEARCHED_KINDS,
@@ -128,9 +127,8 @@ class LayeredMemory:
     answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
     speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
     session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), shown
-    with each row (a question naming one gets that person's rows first; ``search_named``: searched apart,
-    fused); ``vocabulary.k`` (None: off) widens a search by words with each asked word's nearest words
-    of the conversation, names left out; ``embed_reply_parts`` parts of a long reply embedded (``None``:
+    with each row (a question naming one gets that person's rows first: ``prefer``); ``embed_reply_parts``
+    parts of a long reply embedded (``None``:
     all). ``log``: a ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits. ValueError: a budget
     below 1 or a negative setting; InvalidIdError: an unsafe id."""
 
@@ -138,7 +136,6 @@ class LayeredMemory:
                  "window + running summary + statements retrieved within a token budget")
     searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
     max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
-    search_named: bool = False  #: a question naming one person: their rows searched apart, fused (an option)
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
@@ -166,7 +163,6 @@ class LayeredMemory:
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
         self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
-        self.vocabulary = WordNeighbours(store, names, None)  # words searched as asked (k=3: an option)
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
                     f" + retrieval {self.retrieval_tokens} tokens)")
@@ -204,23 +200,29 @@ class LayeredMemory:
         turn.supplied = "\n".join(m.text for m in sections)
         return label([system, *sections, *window], system, new_message)
 
+    def prefer(self, question: str):
+        """``hit -> bool``: the hits to put first for ``question``, the lines of the one person it names
+        (``kinds.named_speaker``: "What did Mel say ...?"), or ``None``."""
+        named = named_speaker(question, self.names)
+        return None if named is None else lambda hit: hit.name == named
+
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> HumanMessage | None:
         budget = self.retrieval_budget(question)
         self._turn.retrieved = self.last_retrieved = []
         if budget < 1:
             return None
         calls = self.store.embedding_calls
-        in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
-        apart = named if self.search_named else None  # that person's rows: first, or searched apart and fused
+        in_window = {normalized(m.text) for m in window}
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
-        hits, text = fill_budget(self.store, self.user_id, question, budget,
-                                 kinds=self.searched_kinds, candidates=max(30, budget // 20),
-                                 neighbours_of=self.neighbours_of, name=apart,  # by words too, where it can
-                                 words=self.vocabulary.words_query(question),
-                                 skip=lambda hit: normalized(hit.content) in in_window
-                                 or any(normalized(hit.content) in window_ids.get(i, "\0")
-                                        for i in self._written.sources([hit])),
-                                 prefer=(lambda hit: hit.name == named) if named and not apart else None)
+
+        def in_the_window(hit) -> bool:  # the same words, or the message it was written from
+            said = normalized(hit.content)
+            sources = self._written.sources([hit])
+            return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
+
+        hits, text = fill_budget(self.store, self.user_id, question, budget, kinds=self.searched_kinds,
+                                 candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
+                                 words=True, skip=in_the_window, prefer=self.prefer(question))
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
@@ -237,7 +239,6 @@ class LayeredMemory:
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
-        self.vocabulary.add(m.text for m in new)  # kept where the store searches by words
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1

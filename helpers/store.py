@@ -155,11 +155,11 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
-               parts: bool = False, words: bool | str = False, name: str | None = None) -> list[Hit]:
+               parts: bool = False, words: bool | str = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
         ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
-        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` and of the person
-        ``name`` (the ``name`` column; both filtered before the cut), of ``session_id``, of a cosine >=
+        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` (filtered before
+        the cut), of ``session_id``, of a cosine >=
         ``min_score``; ``words``: by words too where it can (``fulltext.HybridStore``), the query's or a str.
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
@@ -169,7 +169,6 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
-        where += f" and {eq_filter(name=nfc(name))}" if name is not None else ""
         said = words if isinstance(words, str) else query if words else None  # the text searched by words
         text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others

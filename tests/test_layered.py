@@ -265,25 +265,6 @@ def test_layered_stores_every_line_once_with_the_speakers_names(store, model):
     assert (rows[3].evidence_reached, rows[3].how) == (True, "retrieved")
 
 
-def test_a_question_naming_a_person_can_search_their_rows_apart(store, model):
-    """search_named (an option): the question naming Mel searches her rows apart, fused with everyone's
-    by reciprocal rank; her line comes first as with the default, and a hit's score is its fused one."""
-    from test_evaluation import OPENERS
-
-    from helpers.layered import LayeredMemory
-    from helpers.store import Hit
-
-    memory = LayeredMemory(store, "tess-n", "s1", names=OPENERS["speakers"], window_tokens=60)
-    memory.search_named = True
-    rows = evaluate_strategy(memory, OPENERS, model, progress=False)
-    text = {t["id"]: t["text"] for t in OPENERS["turns"]}
-    (part,) = rows[3].prompt.of_kind("retrieved")
-    assert part.text.splitlines()[3] == f"Mel (assistant): {text['a1']} {text['a2']}"
-    assert (rows[3].evidence_reached, rows[3].how) == (True, "retrieved")
-    (hit,) = [t.retrieved[0] for t in memory.log if t.retrieved and t.retrieved[0].name == "Mel"]
-    assert isinstance(hit, Hit) and hit.score == pytest.approx(1 / 61 + 0.5 / 61)  # first in both lists
-
-
 def test_retrieval_budget_grows_with_the_history_up_to_the_cap(store):
     from helpers.layered import MAX_RETRIEVAL_TOKENS, LayeredMemory
 

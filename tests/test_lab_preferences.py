@@ -1,12 +1,12 @@
-"""The standing layer of the user's instructions and preferences (helpers.preferences)."""
+"""The standing layer of the user's instructions and preferences (lab.preferences)."""
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from helpers.evaluate import evidence_reached
 from helpers.memory import RETRIEVED, label
-from helpers.preferences import CLOSE, OPEN, PREFERENCES_ID, Preferences, is_standing
 from helpers.tokens import count_text_tokens
+from lab.preferences import CLOSE, OPEN, PREFERENCES_ID, Preferences, is_standing
 
 
 @pytest.mark.parametrize(("sentence", "standing"), [

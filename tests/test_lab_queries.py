@@ -1,4 +1,4 @@
-"""One search per part of a question (helpers.queries), on Milvus Lite with hash embeddings."""
+"""One search per part of a question (lab.queries), on Milvus Lite with hash embeddings."""
 
 import uuid
 
@@ -7,7 +7,7 @@ from hash_embeddings import HashEmbeddings
 
 from helpers.budget import fill_budget
 from helpers.course.milvus import open_store
-from helpers.queries import PartsSearch, question_parts
+from lab.queries import PartsSearch, question_parts
 
 
 @pytest.mark.parametrize(("question", "parts"), [

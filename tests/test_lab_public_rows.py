@@ -1,4 +1,4 @@
-"""The ablation rows of benchmarks/bench_public_sets.py (helpers.course.public_rows) on Milvus Lite,
+"""The ablation rows of benchmarks/bench_public_sets.py (lab.public_rows) on Milvus Lite,
 on a small synthetic user-assistant chat in the converter's output format."""
 
 import pytest
@@ -6,11 +6,11 @@ from hash_embeddings import HashEmbeddings
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from helpers.course.offline_model import OfflineChatModel
-from helpers.course.public_rows import rows
-from helpers.course.public_sets import convert_beam
 from helpers.evaluate import evaluate_strategy
 from helpers.fulltext import HybridStore
-from helpers.preferences import PREFERENCES_ID
+from lab.preferences import PREFERENCES_ID
+from lab.public_rows import rows
+from lab.public_sets import convert_beam
 
 
 def chat():

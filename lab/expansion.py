@@ -14,8 +14,8 @@ The speakers' names are left out of the words searched: every line is said by or
 
 The words live in this object's memory, a matrix of unit vectors: they exist to build one query and
 are gone with the memory (a Milvus collection would outlive a user's forgetting; the rows found are
-always the store's own). An option of layered memory, not its default (``memory.vocabulary.k = 3``
-with the store's ``words_weight=1.0``, as measured): docs/design-notes.md, "Words a question does not say"."""
+always the store's own). Not adopted (row ``default+expand3``: ``ExpandedWords`` around the store, ``k = 3``,
+the store's ``words_weight=1.0``): docs/design-notes.md, "Words a question does not say"."""
 
 from __future__ import annotations
 
@@ -124,3 +124,20 @@ class WordNeighbours:
             return True
         said = without_names(question, self.names)
         return " ".join([said.strip(), *self.neighbours(said)]).strip()
+
+
+class ExpandedWords:
+    """A store whose ``search(words=True)`` reads ``vocabulary.words_query(query)`` by words instead of the
+    question as asked; everything else goes to ``store``. ``vocabulary``: a ``WordNeighbours`` over
+    ``store``, fed the messages written (``vocabulary.add``) by its owner."""
+
+    def __init__(self, store, vocabulary: WordNeighbours) -> None:
+        self.store, self.vocabulary = store, vocabulary
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def search(self, user_id: str, query: str, top_k: int = 3, *, words: bool | str = False, **kwargs):
+        if words is True and isinstance(query, str):
+            words = self.vocabulary.words_query(query)
+        return self.store.search(user_id, query, top_k, words=words, **kwargs)

@@ -1,4 +1,6 @@
-"""One search per part of a question: "Which of Marta's kids broke her wrist, and how old is she?"
+"""Not adopted (rows ``+parts``: docs/design-notes.md, "Real chats").
+
+One search per part of a question: "Which of Marta's kids broke her wrist, and how old is she?"
 asks two things whose answers sit in different messages; one embedding of the whole question lands
 between them. ``question_parts`` cuts a question into its parts (rules, no model); ``PartsSearch``
 searches each part and fuses the lists by reciprocal rank (RRF), so every part's best hits come early.
@@ -10,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from helpers.fulltext import RRF_K
 from helpers.kinds import content_words
 
-RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
 _JOINS = re.compile(r",?\s+\band\b\s+(?=(what|which|who|whom|whose|when|where|why|how|did|does|do|is|are|was|"
                     r"were|has|have|can|could|would|should)\b)|;\s+|,\s+(?=(what|which|who|when|where|why|how)\b)",
                     re.IGNORECASE)

@@ -1,4 +1,4 @@
-"""The public-set converter (helpers.course.public_sets) on small synthetic files in the raw shapes
+"""The public-set converter (lab.public_sets) on small synthetic files in the raw shapes
 of LoCoMo and BEAM (built here: nothing of either set is in this repository)."""
 
 import json
@@ -6,10 +6,10 @@ import zipfile
 
 import pytest
 
-from helpers.course import public_sets
 from helpers.evaluate import evaluate_strategy, load_long_conversation, replay_message_ids
 from helpers.tokens import count_text_tokens
 from helpers.window import FullHistory
+from lab import public_sets
 
 
 def locomo_conversation(a="Ann", b="Bo"):

@@ -173,7 +173,7 @@ def _conversation(
     for p in out_probes:
         counts[p["category"]] = counts.get(p["category"], 0) + 1
     description = (
-        f"{set_name} {source_id}, converted by helpers.course.public_sets ({note}): {len(turns)} "
+        f"{set_name} {source_id}, converted by lab.public_sets ({note}): {len(turns)} "
         f"lines in {len(sessions) - 1} sessions, then {len(out_probes)} probes in a new session ("
         + ", ".join(f"{n} {c}" for c, n in sorted(counts.items()))
         + f"); {len(skipped)} skipped."

@@ -1,4 +1,4 @@
-"""Words a question does not say (``helpers.expansion``): the words search widened by the
+"""Words a question does not say (``lab.expansion``): the words search widened by the
 conversation's own nearest words, with the real e5 embedder and Milvus Lite."""
 
 import unicodedata
@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from helpers.expansion import WordNeighbours, without_names
+from lab.expansion import WordNeighbours, without_names
 
 NAMES = {"user": "John", "assistant": "Maria"}
 LINES = ["I'm off to do some taekwondo!", "We ordered pizza and pasta for dinner.",
@@ -67,13 +67,12 @@ def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_h
     from helpers.fulltext import HybridStore
     from helpers.layered import LayeredMemory
     from helpers.store import MemoryStore
+    from lab.public_rows import LayeredVariant
 
     with open_store("expansion", uri=lite_uri, embeddings=e5, drop_existing=True,
                     store_class=HybridStore) as store:
-        memory = LayeredMemory(store, "john", "s1", names=NAMES, window_tokens=10)  # the question alone
-        assert memory.vocabulary.k is None  # the default: the question's words searched as asked
-        assert memory.vocabulary.words_query("What has John done?") is True
-        memory.vocabulary.k = 3  # the option measured
+        assert not hasattr(LayeredMemory(store, "john", "s1", names=NAMES), "vocabulary")  # not in helpers
+        memory = LayeredVariant(store, "john", "s1", names=NAMES, window_tokens=10, expand_words=3)
         stored = []
         for i, line in enumerate(LINES):
             stored = memory.after_turn(model, [*stored, HumanMessage(line, id=f"t{i}"),
@@ -85,15 +84,15 @@ def test_layered_memory_widens_its_words_search_when_asked_and_where_the_store_h
         prompt = memory.prompt(SystemMessage("Be brief."), stored, asked)
         assert any("taekwondo" in hit.content for hit in memory.last_retrieved)
         assert any("taekwondo" in part.text for part in prompt.of_kind("retrieved"))
-        memory.vocabulary.k = None  # back to the default: nothing kept, nothing added
+        memory.vocabulary.k = None  # as the default: nothing kept, nothing added
+        assert memory.vocabulary.words_query("What has John done?") is True
         before = store.embedding_calls
         memory.after_turn(model, [*stored, HumanMessage("I bought a kite.", id="t9"),
                                   AIMessage("Fun!", id="t9-reply")])
         assert store.embedding_calls - before == 1  # the one statement, no words
     with open_store("expansion_dense", uri=lite_uri, embeddings=e5, drop_existing=True,
                     store_class=MemoryStore) as dense:  # no words search (as the 2.3.5 server): no words kept
-        memory = LayeredMemory(dense, "john", "s1", names=NAMES)
-        memory.vocabulary.k = 3
+        memory = LayeredVariant(dense, "john", "s1", names=NAMES, expand_words=3)
         memory.after_turn(model, [HumanMessage(LINES[0], id="t1"), AIMessage("Nice!", id="t1-reply")])
         assert len(memory.vocabulary) == 0 and dense.embedding_calls == 1
 
@@ -137,8 +136,8 @@ def test_a_pasted_file_of_20000_tokens_keeps_the_words_bounded(e5, language):
 
     from long_messages import pasted_file
 
-    from helpers.expansion import MAX_ASKED_WORDS, MAX_NEW_WORDS
     from helpers.tokens import count_text_tokens
+    from lab.expansion import MAX_ASKED_WORDS, MAX_NEW_WORDS
 
     made_up = ["".join(letters) for letters in itertools.product("bdgkmpstvz", "aeiou", "lnr", "aeiou")][:400]
     paste = pasted_file(language, 20000) + "\n" + " ".join(made_up)  # 400 words it never had

@@ -1,5 +1,6 @@
 """The strategies ``benchmarks/bench_public_sets.py`` compares on public chats: the course's defaults
-and the ablation rows (one change each), by name."""
+and the ablation rows (one change each), by name. The options they switch on were measured and not
+adopted: they live here, in the lab, not in ``helpers``."""
 
 from __future__ import annotations
 
@@ -8,19 +9,21 @@ from collections.abc import Callable, Sequence
 from helpers import fulltext
 from helpers.kinds import SEARCHED_KINDS
 from helpers.layered import LayeredMemory
-from helpers.preferences import Preferences
-from helpers.queries import PartsSearch
 from helpers.retrieval import step_messages
+from lab.expansion import ExpandedWords, WordNeighbours
+from lab.named import NamedSearch
+from lab.preferences import Preferences
+from lab.queries import PartsSearch
 
 
 class LayeredVariant(LayeredMemory):
     """``LayeredMemory`` with the ablation's switches: ``kinds`` searched; ``max_retrieval_tokens`` the
-    grown budget's cap; ``preferences`` a standing layer (``helpers.preferences``) or ``None``;
-    ``search_parts`` one search per part of a question (``helpers.queries``); ``search_named`` a question
-    naming one person searches their rows apart too (``LayeredMemory.search_named``);
+    grown budget's cap; ``preferences`` a standing layer (``lab.preferences``) or ``None``;
+    ``search_parts`` one search per part of a question (``lab.queries``); ``search_named`` a question
+    naming one person searches their rows apart too (``lab.named``);
     ``preferences_assistant_only`` the layer is sent only while the reply side is no person; ``expand_words``
-    the ``WordNeighbours.k`` of its words search (``None``, as in every row measured before it: the question's
-    words as asked)."""
+    the ``WordNeighbours.k`` of its words search (``lab.expansion``; ``None``, as in every row measured
+    before it: the question's words as asked)."""
 
     def __init__(
         self,
@@ -35,11 +38,18 @@ class LayeredVariant(LayeredMemory):
         expand_words: int | None = None,
         **kwargs,
     ) -> None:
-        super().__init__(PartsSearch(store) if search_parts else store, *args, **kwargs)
-        self.search_named, self.vocabulary.k = search_named, expand_words
+        self.vocabulary = WordNeighbours(store, kwargs.get("names"), expand_words)
+        searched = PartsSearch(store) if search_parts else store
+        searched = NamedSearch(searched, kwargs.get("names")) if search_named else searched
+        searched = ExpandedWords(searched, self.vocabulary) if expand_words is not None else searched
+        super().__init__(searched, *args, **kwargs)
+        self.search_named = search_named
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
         self.preferences_assistant_only = preferences_assistant_only
+
+    def prefer(self, question):
+        return None if self.search_named else super().prefer(question)  # searched apart instead
 
     def prompt(self, system, stored, new_message):
         prompt = super().prompt(system, stored, new_message)
@@ -48,10 +58,13 @@ class LayeredVariant(LayeredMemory):
         return self.preferences.insert_into(prompt)
 
     def after_turn(self, model, stored):
+        new = step_messages(stored)
         if self.preferences is not None:
-            for message in step_messages(stored):
+            for message in new:
                 self.preferences.add(message)
-        return super().after_turn(model, stored)
+        stored = super().after_turn(model, stored)
+        self.vocabulary.add(m.text for m in new)  # kept where the store searches by words
+        return stored
 
 
 SEARCHED_ALL = ("statement", "reply", "question", "request")  # every kind that can carry a fact
@@ -108,11 +121,11 @@ def rows(store, conversation: dict) -> dict[str, Callable]:
         **{row: variant(**LESSON_08) for row in WORDS_WEIGHT if row.startswith("default+bm25w")},
         "default+bm25w0.5+cap8000": variant(**LESSON_08, max_retrieval_tokens=8000),
         # the words searched: the question without the speakers' names, and each asked word's 3 nearest
-        # words of the conversation, the words' ranking weighted 1 (``helpers.expansion``; not adopted)
+        # words of the conversation, the words' ranking weighted 1 (``lab.expansion``; not adopted)
         "default+expand3": variant(**LESSON_08, expand_words=3),
-        # a question naming one person searches that person's rows apart too (``fill_budget(name=...)``)
+        # a question naming one person searches that person's rows apart too (``lab.named``)
         "default+named": variant(**LESSON_08, search_named=True),
-        # the user's standing instructions and preferences, always sent (``helpers.preferences``)
+        # the user's standing instructions and preferences, always sent (``lab.preferences``)
         "default+prefs": variant(**LESSON_08, preferences=Preferences()),
         # ... at most 150 tokens, and only while the reply side is an assistant, not a person
         "default+prefs150a": variant(**LESSON_08, preferences=Preferences(max_tokens=150),
