@@ -137,7 +137,7 @@ def wait_for_index(store: MemoryStore, rows: int, timeout: float = 600) -> float
     the server searches them with its interim index, ``queryNode.segcore.interimIndex``, whose
     nprobe is 16 whatever the request says). Returns the seconds waited."""
     began = time.monotonic()
-    if store.kind == "lite":
+    if store.backend == "lite":
         return 0.0
     while time.monotonic() - began < timeout:
         info = store.client.describe_index(store.collection, "vector")
@@ -224,7 +224,7 @@ def close_store(store: MemoryStore) -> None:
     for the path (``close()`` alone keeps it running, and its memory, until the process exits)."""
     store.drop()
     store.close()
-    if store.kind == "lite":
+    if store.backend == "lite":
         from milvus_lite.server_manager import server_manager_instance
 
         server_manager_instance.release_server(store.uri)

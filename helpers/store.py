@@ -5,11 +5,15 @@
 and every filter names it). Why the settings: docs/design-notes.md, "Milvus settings". Source: the
 article's collection (VARCHAR(5000), IVF_FLAT + COSINE). Ids, filter values, byte limits: ``helpers.safe``."""
 
-import contextlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from helpers.collection import (  # noqa: F401 - the course imports the errors from here
+    Collection,
+    DimensionMismatchError,
+    MilvusStoreError,
+    StoreClosedError,
+)
 from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
@@ -32,18 +36,6 @@ FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "roun
           "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
 RANKED_FIELDS = ("turn_id", "chunks")  #: all a search returns, with ids; what it keeps is read after
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
-
-
-class MilvusStoreError(RuntimeError):
-    """Base of the course's Milvus errors; the message is a plain sentence with a fix."""
-
-
-class DimensionMismatchError(MilvusStoreError, ValueError):
-    """Vectors of one length meet a collection of another; raised before anything is written."""
-
-
-class StoreClosedError(MilvusStoreError):
-    """The store was closed (``close()``) or its collection dropped (``drop()``)."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +61,14 @@ class Hit(Row):
     score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query
 
 
-class MemoryStore(PartWriter, contextlib.AbstractContextManager):
+class MemoryStore(PartWriter, Collection):
     """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager. Args:
     ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters, digits, ``_``
     (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
     (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe`` searched; ``flush_every`` rows
     written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000, a stored part's size (default
     ``PART_MAX_BYTES``: one e5 window); ``consistency_level`` of reads (``"Strong"``: others' writes too);
-    ``timeout`` seconds per call; ``uri``, ``kind`` (lite / server / cloud) for messages. Raises TypeError
+    ``timeout`` seconds per call; ``uri``, ``backend`` (lite / server / cloud) for messages. Raises TypeError
     (``embeddings`` None), DimensionMismatchError (another length), MilvusStoreError (another schema),
     ValueError."""
 
@@ -85,72 +77,18 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
                  nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
                  max_chunk_bytes: int = PART_MAX_BYTES, consistency_level: str = "Session",
-                 drop_existing: bool = False, timeout: float = 30.0, uri: str = "", kind: str = "lite"):
-        from pymilvus import DataType, MilvusClient
+                 drop_existing: bool = False, timeout: float = 30.0, uri: str = "", backend: str = "lite"):
         if embeddings is None:
             raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
                             "Embeddings, got None (helpers.course.milvus.open_store picks the course's)")
         if not 4 <= max_chunk_bytes <= CONTENT_MAX_BYTES:
             raise ValueError(f"max_chunk_bytes must be 4..{CONTENT_MAX_BYTES}, got {max_chunk_bytes}")
-        self.client, self.collection, self.embeddings, self.uri, self.kind = (
-            client, collection, embeddings, uri, kind)
+        self.client, self.collection, self.embeddings, self.uri, self.backend = (
+            client, collection, embeddings, uri, backend)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         super().__init__()  # PartWriter: what is written, waiting, embedded
-        self._closed_by = ""
-        if drop_existing:
-            client.drop_collection(collection, timeout=timeout)
-        self.dim = dim or len(embeddings.embed_query("dimension probe"))
-        if not client.has_collection(collection, timeout=timeout):
-            schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
-            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
-            for field, size in FIELDS.items():
-                options = {"max_length": size, "is_partition_key": field == "user_id"} if size else {}
-                schema.add_field(field, DataType.VARCHAR if size else DataType.INT64, **options)
-            index = MilvusClient.prepare_index_params()
-            index.add_index(field_name="vector", index_type="IVF_FLAT", metric_type="COSINE",
-                            params={"nlist": nlist})
-            self._extend_schema(schema, index)
-            client.create_collection(collection, schema=schema, index_params=index, timeout=timeout,
-                                     consistency_level=consistency_level)
-        fields = {f["name"]: f for f in client.describe_collection(collection, timeout=timeout)["fields"]}
-        if missing := [n for n in ("id", "vector", *FIELDS) if n not in fields]:
-            raise MilvusStoreError(f"Collection {collection!r} at {uri} lacks {', '.join(missing)}: not this "
-                                   "course's, or an older version's. Use another name or drop_existing=True.")
-        if (old := int(fields["vector"]["params"]["dim"])) != self.dim:
-            why = (f"dim={dim} was passed (pass {old}, or no dim for the model's length)" if dim else
-                   f"the embedding model makes {self.dim}-dimensional ones (another model wrote it)")
-            raise DimensionMismatchError(
-                f"Collection {collection!r} at {uri} stores {old}-dimensional vectors, but {why}. Nothing "
-                f"was inserted or searched. Use another collection name, e.g. '{collection}_{self.dim}', or "
-                f"drop it: drop_existing=True or helpers.course.milvus.drop_collection({collection!r}).")
-        client.load_collection(collection, timeout=timeout)
-
-    def _call(self, method: str, *args, **kwargs):
-        """``client.<method>(collection, *args, timeout=..., **kwargs)``; StoreClosedError once closed; a
-        released collection is loaded once and the call retried."""
-        from pymilvus.exceptions import MilvusException
-        if self._closed_by:
-            raise StoreClosedError(
-                f"This MemoryStore ({self.collection!r} at {self.uri}) was closed by store."
-                f"{self._closed_by}, so it can no longer be used. Reopen it: re-run the cell that created "
-                f"it, or store = open_store(collection={self.collection!r}, uri={self.uri!r}).")
-        call = getattr(self.client, method)
-        try:
-            return call(self.collection, *args, timeout=self.timeout, **kwargs)
-        except MilvusException as exc:  # code 101: released ("call load() before search")
-            if exc.code != 101 and "not loaded" not in str(exc.message).lower():
-                raise
-        self.client.load_collection(self.collection, timeout=self.timeout)
-        return call(self.collection, *args, timeout=self.timeout, **kwargs)
-
-    def _vector(self, vector: Sequence[float]) -> list[float]:
-        if len(vector) != self.dim:
-            raise DimensionMismatchError(f"a {len(vector)}-dimensional vector was given to collection "
-                                         f"{self.collection!r}, which stores {self.dim}-dimensional "
-                                         "ones: use the embedding model it was made with.")
-        return [float(x) for x in vector]
+        self._open(drop_existing, dim)  # helpers.collection: made if missing, checked, loaded
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
@@ -173,22 +111,26 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
-        best: dict[str, tuple[float, str, int]] = {}  # each row's (or part's) best chunk, in rank order
-        for hit in found:
-            best.setdefault(hit["id"] if parts else hit["entity"]["turn_id"],
-                            (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
-        kept = [(key, score, chunk, chunks) for key, (score, chunk, chunks) in list(best.items())[:top_k]
-                if min_score is None or score >= min_score]
-        ids = [chunk for _, _, chunk, chunks in kept if parts or chunks == 1]  # read apart from long rows:
-        long = [key for key, _, _, chunks in kept if not parts and chunks > 1]  # their chunks can be many
-        read = [*(self._query(f"{where} and {in_filter('id', ids)}") if ids else []),  # every column
-                *(self._query(f"{where} and {in_filter('turn_id', long)}") if long else [])]
-        rows = ({chunk["id"]: self._group([chunk])[0] for chunk in read} if parts else  # a part: alone
-                {row.turn_id: row for row in self._group(read) if not is_blank(row.content)})  # old blanks
-        return [Hit(**vars(rows[key]), score=score) for key, score, _, _ in kept if key in rows]
-
-    def _extend_schema(self, schema, index) -> None:
-        """A subclass's fields and indexes for a new collection (``helpers.fulltext``); none here."""
+        best: dict[str, tuple[float, str, int]] = {}  # key -> (score, chunk id, chunks) of its best chunk
+        for hit in found:  # best first: a row's (or a part's) first chunk is its best
+            key = hit["id"] if parts else hit["entity"]["turn_id"]
+            best.setdefault(key, (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
+        kept = {key: found for key, found in list(best.items())[:top_k]
+                if min_score is None or found[0] >= min_score}
+        # read every column of what is kept: a part or a one-chunk row by its chunk id, a long row by its
+        # turn id apart (its chunks can be many: they must not crowd the short rows out of one capped read)
+        ids = [chunk for key, (_, chunk, chunks) in kept.items() if parts or chunks == 1]
+        long = [key for key, (_, _, chunks) in kept.items() if not parts and chunks > 1]
+        read: list[dict] = []
+        if ids:
+            read += self._query(f"{where} and {in_filter('id', ids)}")
+        if long:
+            read += self._query(f"{where} and {in_filter('turn_id', long)}")
+        if parts:  # a part stands alone
+            rows = {chunk["id"]: self._group([chunk])[0] for chunk in read}
+        else:  # a whole row; a blank one (stored by an older version) is no hit
+            rows = {row.turn_id: row for row in self._group(read) if not is_blank(row.content)}
+        return [Hit(**vars(rows[key]), score=score) for key, (score, _, _) in kept.items() if key in rows]
 
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
@@ -236,46 +178,23 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             return eq_filter(user_id=validate_id(user_id))
         return eq_filter(user_id=validate_id(user_id), session_id=validate_id(session_id, "session id"))
 
-    def _count(self, where: str, level: str | None = None) -> int:
-        return self._call("query", filter=where, output_fields=["count(*)"],
-                          consistency_level=level or self.consistency_level)[0]["count(*)"]
-
     def _query(self, where: str, limit: int | None = 16384) -> list[dict]:  # chunks; limit None: all
         return self._call("query", filter=where, output_fields=["id", *FIELDS],
                           consistency_level=self.consistency_level, **({"limit": limit} if limit else {}))
 
     @staticmethod
-    def _group(chunks: list[dict]) -> list[Row]:  # rows from chunks, each row's chunks joined in order
-        by_turn: dict[str, dict[int, dict]] = {}  # turn id -> chunk number -> chunk (a repeat: once)
+    def _group(chunks: list[dict]) -> list[Row]:
+        """Rows from chunks: each row's chunks (a repeat once) joined in order; a row read in part (fewer
+        chunks than it has) is that part, ``part`` = (its number from 1, the row's chunks)."""
+        by_turn: dict[str, dict[int, dict]] = {}  # turn id -> chunk number -> chunk
         for chunk in chunks:
             by_turn.setdefault(chunk["turn_id"], {})[chunk["chunk"]] = chunk
-        return [Row(content="".join(p["content"] for p in parts), round=int(parts[0]["round"]),
-                    ids=tuple(p["id"] for p in parts), **{f: parts[0][f] or "" for f in _TEXT},
-                    part=(parts[0]["chunk"] + 1, parts[0]["chunks"]) if len(parts) < parts[0]["chunks"]
-                    else None)
-                for parts in ([found[i] for i in sorted(found)] for found in by_turn.values())]
-
-    def flush(self) -> float:  # seal the rows written into indexed segments now; returns the seconds
-        began = time.perf_counter()
-        self._call("flush")
-        with self._lock:
-            self._unflushed = 0
-        return time.perf_counter() - began
-
-    def drop(self) -> None:  # delete the collection (released first: Lite would print FAISS warnings)
-        with contextlib.suppress(Exception):
-            self.client.release_collection(self.collection, timeout=self.timeout)
-        self.client.drop_collection(self.collection, timeout=self.timeout)
-        self._closed_by = "drop()"
-
-    def close(self) -> None:  # close the client; later calls raise StoreClosedError (Lite keeps its lock)
-        self._closed_by = self._closed_by or "close()"
-        with contextlib.suppress(Exception):
-            self.client.close()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.kind} at {self.uri!r}, collection={self.collection!r}, "
-                f"dim={getattr(self, 'dim', None)}, nlist={self.nlist}, nprobe={self.nprobe})")
+        rows = []
+        for found in by_turn.values():
+            pieces = [found[number] for number in sorted(found)]
+            first = pieces[0]
+            part = (first["chunk"] + 1, first["chunks"]) if len(pieces) < first["chunks"] else None
+            rows.append(Row(content="".join(p["content"] for p in pieces), round=int(first["round"]),
+                            ids=tuple(p["id"] for p in pieces), part=part,
+                            **{field: first[field] or "" for field in _TEXT}))
+        return rows

@@ -138,7 +138,7 @@ def test_a_lite_path_in_milvus_uri_does_not_break_importing_pymilvus(tmp_path):
     import sys
 
     code = ("from helpers.course.milvus import open_store;"
-            "s = open_store('x', dim=8); print(s.kind); s.close()")
+            "s = open_store('x', dim=8); print(s.backend); s.close()")
     env = {"PATH": "/usr/bin:/bin", "COURSE_DOTENV": "none", "HOME": str(tmp_path),
            "MILVUS_URI": str(tmp_path / "lite.db"), "COURSE_RUNTIME_DIR": str(tmp_path / "rt")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

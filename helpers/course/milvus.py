@@ -178,7 +178,7 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
         from helpers.fulltext import HybridStore as store_class
     client = connect(uri, token, options.get("timeout", 30.0))
     try:
-        return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, kind=kind,
+        return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, backend=kind,
                            **options)
     except Exception:
         client.close()

@@ -31,7 +31,7 @@ def self_check(store: MemoryStore, user_id: str, embeddings: Embeddings | None =
 
     def reachable():
         collections = client.list_collections()
-        where = "Milvus Lite file" if store.kind == "lite" else f"Milvus {store.kind}"
+        where = "Milvus Lite file" if store.backend == "lite" else f"Milvus {store.backend}"
         return name in collections, (f"{where} {store.uri} answered; {len(collections)} collection(s), "
                                      f"{name!r} {'among them' if name in collections else 'missing'}")
 

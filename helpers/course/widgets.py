@@ -251,7 +251,7 @@ class LayeredExplorer(_Explorer):
         from helpers.course.milvus import milvus_connection, open_store
 
         store = self.store
-        token = milvus_connection(self._settings)[1] if store.kind != "lite" else None
+        token = milvus_connection(self._settings)[1] if store.backend != "lite" else None
         self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token, dim=store.dim,
                                 embeddings=CachedEmbeddings(store.embeddings), drop_existing=True)
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
