@@ -27,8 +27,8 @@ from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
 from helpers.memory import Prompt, label
-from helpers.tokens import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE, count_tokens, get_encoding
-from helpers.window import newest_fitting
+from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, TOKENS_PER_MESSAGE, count_tokens, get_encoding
+from helpers.window import StoresEverything, newest_fitting, next_human
 
 DEFAULT_MODEL = "Claude Sonnet 4.5"  # the price lesson 08's table uses (``data/prices.json``)
 _FRAMING = [-1] * TOKENS_PER_MESSAGE  # the per-message tokens every message starts with
@@ -68,7 +68,7 @@ def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) 
     for m in messages:
         text = m.text + (json.dumps([{"name": c["name"], "args": c["args"]} for c in m.tool_calls],
                                     ensure_ascii=False) if getattr(m, "tool_calls", None) else "")
-        ids += _message_ids({"human": "user", "ai": "assistant"}.get(m.type, m.type), text, model)
+        ids += _message_ids(ROLE_NAMES.get(m.type, m.type), text, model)
     return ids
 
 
@@ -134,14 +134,13 @@ def caching_totals(records: Sequence, price: Price) -> dict:
             "input $ with caching": round(sum(b.dollars for b in bills) + extra, 4)}
 
 
-class SteppedTokenWindow:
+class SteppedTokenWindow(StoresEverything):
     """A token window that moves rarely: it only appends until the prompt passes ``max_tokens``,
     then cuts to the newest messages within ``cut_to`` tokens (starting on a user message). Between
     cuts every prompt begins with the previous one, so a cache can serve it; a sliding window
     (``window.TokenWindow``) changes its first message nearly every turn. Same ``MemoryStrategy``
     protocol; ValueError unless ``0 < cut_to < max_tokens``."""
 
-    embedding_calls, embedding_seconds = 0, 0.0
     cost_note = ("when the prompt passes the budget (a large cut)", "the newest messages, cut in steps")
 
     def __init__(self, max_tokens: int = 1600, cut_to: int = 800) -> None:
@@ -155,15 +154,7 @@ class SteppedTokenWindow:
         messages = [*stored[self.start:], new_message]
         if count_tokens([system, *messages]) > self.max_tokens:
             budget = self.cut_to - count_tokens([system])  # the system prompt and priming stay
-            k = newest_fitting(messages, budget)
-            while k < len(messages) - 1 and messages[k].type != "human":
-                k += 1
+            k = next_human(messages, newest_fitting(messages, budget), len(messages) - 1)
             self.start += min(k, len(messages) - 1)
             messages = messages[min(k, len(messages) - 1):]
         return label([system, *messages], system, new_message)
-
-    def after_turn(self, model, stored) -> list[BaseMessage]:
-        return list(stored)
-
-    def start_session(self, session_id, stored, date="") -> list[BaseMessage]:
-        return list(stored)

@@ -44,6 +44,7 @@ TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|w
 #: asking for a memory either (read over the whole text; ``TELLS_FIRST``'s exclusion reads its first line).
 TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
 
+HANGUL_SYLLABLES = "\uac00-\ud7a3"  #: the range of Hangul syllables (가-힣), for regex classes
 _STOP = frozenset(STOP_WORDS)
 _WORD = re.compile(r"\w+")
 #: a sentence ends at ``. ! ? 。 ！ ？ …``, but not at a mark inside a word ("socket.io", "Node.js",
@@ -86,7 +87,7 @@ def named_speaker(text: str, names: Mapping[str, str] | None) -> str | None:
 def language_of(text: str) -> str:
     """``"ko"`` if at least a fifth of the letters of ``text`` are Hangul syllables, else ``"en"``."""
     letters = [c for c in text if c.isalpha()]
-    hangul = sum("\uac00" <= c <= "\ud7a3" for c in letters)
+    hangul = sum(HANGUL_SYLLABLES[0] <= c <= HANGUL_SYLLABLES[-1] for c in letters)
     return "ko" if letters and hangul / len(letters) >= 0.2 else "en"
 
 

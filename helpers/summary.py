@@ -22,7 +22,7 @@ from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
 from helpers.text import memory_block, memory_body, nfc
 from helpers.tokens import count_text_tokens, count_tokens, cut_to_tokens, default_counter
-from helpers.window import newest_fitting
+from helpers.window import newest_fitting, next_human
 
 DEFAULT_MAX_SUMMARY_TOKENS = 300
 #: The most of one message a summary call reads (tokens): its start and end, the middle marked as cut. A
@@ -131,9 +131,8 @@ class TokenTrigger:
         return default_counter().prompt_tokens(stored) + request_tokens > self.max_tokens
 
     def keep_from(self, messages: Sequence[BaseMessage]) -> int:
-        index = newest_fitting(messages, self.keep_tokens, default_counter().message_tokens)
-        while index < len(messages) and messages[index].type != "human":
-            index += 1  # start on a human message: the turn cut in half is summarized
+        fitting = newest_fitting(messages, self.keep_tokens, default_counter().message_tokens)
+        index = next_human(messages, fitting)  # the turn cut in half is summarized
         if index == len(messages) and messages:  # the newest turn alone is over: keep it whole
             index = _turn_start(messages, len(messages) - 1)
         return index

@@ -34,7 +34,7 @@ _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2
 # per 512-px tile (765 at 1024x1024). A URL gives no size: other images, audio, files count 765.
 IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS = 85, 765
 _NON_COUNTED_BLOCK_TYPES = {"text", "reasoning", "thinking"}
-_ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}  #: type -> role sent
 _warned_models: set[str] = set()
 _default_counters: dict[str | None, TokenCounter] = {}
 
@@ -139,7 +139,7 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
     enc = get_encoding(model)
-    n = TOKENS_PER_MESSAGE + len(enc.encode(_ROLE_NAMES.get(message.type, message.type)))
+    n = TOKENS_PER_MESSAGE + len(enc.encode(ROLE_NAMES.get(message.type, message.type)))
     n += len(enc.encode(_content_text(message), disallowed_special=()))
     n += 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
     if message.name:

@@ -70,12 +70,19 @@ def count_window(messages: Sequence[BaseMessage], max_messages: int) -> list[Bas
         return []
     head, start = _split_system(messages)
     end = len(messages)
-    k = max(start, end - max_messages)
-    while k < end and messages[k].type != "human":
-        k += 1
+    k = next_human(messages, max(start, end - max_messages))
     if k == end and (newest := _newest_human(messages, start, k)) is not None:
         raise MessageBudgetError(max_messages=max_messages, turn_messages=end - newest)
     return head + list(messages[k:])
+
+
+def next_human(messages: Sequence[BaseMessage], start: int, stop: int | None = None) -> int:
+    """The index of the first human message at or after ``start`` and before ``stop`` (default: the end),
+    else ``stop``: where a window may begin without a reply whose question is gone."""
+    stop = len(messages) if stop is None else stop
+    while start < stop and messages[start].type != "human":
+        start += 1
+    return start
 
 
 def newest_fitting(messages: Sequence[BaseMessage], max_tokens: int,
@@ -150,8 +157,9 @@ def _newest_human(messages: Sequence[BaseMessage], start: int, stop: int) -> int
     return next((i for i in range(stop - 1, start - 1, -1) if messages[i].type == "human"), None)
 
 
-class _StoresEverything:
-    """Base of the window strategies (``MemoryStrategy``): all is stored, ``window`` picks what is sent."""
+class StoresEverything:
+    """Base of the strategies that store every message (``MemoryStrategy``): the windows here, the stepped
+    window and written memory of lesson 09; ``window`` picks what is sent."""
 
     embedding_calls, embedding_seconds = 0, 0.0
 
@@ -168,7 +176,7 @@ class _StoresEverything:
         return list(stored)
 
 
-class FullHistory(_StoresEverything):
+class FullHistory(StoresEverything):
     """Send everything: system prompt + the whole history + the new message."""
 
     name = "full history"
@@ -176,7 +184,7 @@ class FullHistory(_StoresEverything):
 
 
 @dataclass(frozen=True)
-class LastN(_StoresEverything):
+class LastN(StoresEverything):
     """The article's ``slice(-4)``: the last ``n`` messages of the whole request, system included."""
 
     n: int = 4
@@ -188,7 +196,7 @@ class LastN(_StoresEverything):
 
 
 @dataclass(frozen=True)
-class CountWindow(_StoresEverything):
+class CountWindow(StoresEverything):
     """System prompt + at most ``max_messages`` newest messages, starting on a user message."""
 
     max_messages: int = 4
@@ -200,7 +208,7 @@ class CountWindow(_StoresEverything):
 
 
 @dataclass(frozen=True)
-class TokenWindow(_StoresEverything):
+class TokenWindow(StoresEverything):
     """The longest newest part that fits ``max_tokens`` (whole prompt, tokens): ``token_window``. A new
     message over the budget is sent whole with the system prompt and nothing older (the budget bounds
     what comes with the question, never the question); ``strict=True``: raise ``TokenBudgetError``."""

@@ -24,13 +24,13 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from helpers.kinds import content_words
+from helpers.kinds import HANGUL_SYLLABLES, content_words
 from helpers.text import nfc
 
 EXPAND_WORDS = 3  #: nearest words added per asked word (chosen on two public two-person chats)
 MAX_ASKED_WORDS = 32  #: asked words given neighbours (a long question is mostly a paste; the search cuts it)
 MAX_NEW_WORDS = 200  #: new words kept a turn: a pasted file's embedding work stays bounded (the rest: later)
-_HANGUL = "\uac00-\ud7a3"
+_HANGUL = HANGUL_SYLLABLES
 
 
 def _worth_a_neighbour(word: str, leave_out: tuple[str, ...]) -> bool:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from helpers.kinds import HANGUL_SYLLABLES
+
 # --- Word lists (general vocabulary, no lesson text) ------------------------------------------
 # Synonym groups: words in one group match each other. English words are stemmed; a Korean entry
 # matches a word starting with it (2+ syllables) or equal to it (1 syllable).
@@ -74,7 +76,7 @@ KO_ENDINGS = sorted(
 
 KO_SHORT_STEM_OK = set("은 는 이 가 을 를 에 의 도 로 와 과 만".split())  # "집은" -> "집"
 
-_HANGUL = re.compile(r"[가-힣]")
+_HANGUL = re.compile(f"[{HANGUL_SYLLABLES}]")
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+|[가-힣]+")
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 
 from helpers.course.lexicon import tokenize
+from helpers.kinds import HANGUL_SYLLABLES
 from helpers.written import ADD, DELETE, NOOP, UPDATE, Decision, Fact
 
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine)\b|(?:^|\s)(?:저는|제가|제|저도|저한테|저의|"
                            r"나는|내가|내|전|저희)(?=\s|$)", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?。])\s+|(?<=요\.)\s*|(?<=다\.)\s*")
-_HANGUL = re.compile(r"[가-힣]")
+_HANGUL = re.compile(f"[{HANGUL_SYLLABLES}]")
 _REQUEST = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+you\b"
                       r"|^\s*(?:tell|give|show|remind)\s+me\b", re.I)
 _TAKEN_BACK = re.compile(r"\b(?:no longer|not any ?more|anymore|stopped|quit)\b|더\s*이상|그만", re.I)
