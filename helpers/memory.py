@@ -11,16 +11,13 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.tracers.context import register_configure_hook
 
+from helpers.calls import counting_model_calls
 from helpers.text import nfc
 from helpers.tokens import default_counter
 
@@ -117,44 +114,6 @@ class MemoryStrategy(Protocol):
     def start_session(self, session_id, stored, date="") -> list[BaseMessage]: ...
 
 
-class ModelCalls(BaseCallbackHandler):
-    """Chat-model calls made while it is active: how many, prompt tokens (``count_tokens``, by the shared
-    cached counter), output tokens (as the model reports them) and seconds spent inside the calls."""
-
-    def __init__(self) -> None:
-        self.calls, self.input_tokens, self.output_tokens, self.seconds, self._started = 0, 0, 0, 0.0, {}
-
-    def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs):
-        self.calls += 1
-        self.input_tokens += default_counter().prompt_tokens(messages[0])
-        self._started[run_id] = time.perf_counter()
-
-    def on_llm_end(self, response, *, run_id, **kwargs):
-        self.seconds += time.perf_counter() - self._started.pop(run_id, time.perf_counter())
-        message = getattr(response.generations[0][0], "message", None)
-        self.output_tokens += (getattr(message, "usage_metadata", None) or {}).get("output_tokens", 0)
-
-    def on_llm_error(self, error, *, run_id, **kwargs):
-        self.seconds += time.perf_counter() - self._started.pop(run_id, time.perf_counter())
-
-    def snapshot(self) -> tuple[int, int, int, float]:
-        return self.calls, self.input_tokens, self.output_tokens, self.seconds
-
-
-_active_counter: ContextVar[ModelCalls | None] = ContextVar("memory_model_calls", default=None)
-register_configure_hook(_active_counter, inheritable=True)
-
-
-@contextmanager
-def counting_model_calls():
-    """``with counting_model_calls() as calls:`` counts every chat-model call inside, by any object."""
-    token = _active_counter.set(calls := ModelCalls())
-    try:
-        yield calls
-    finally:
-        _active_counter.reset(token)
-
-
 @dataclass
 class TurnRecord:
     """One replayed step (tokens as ``helpers.tokens`` counts them; ms). A recorded reply alone (``Turn.text``
@@ -239,8 +198,7 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             if turn.session_id not in (None, session):  # a new session; strategies of your own need no date
                 session, dated = turn.session_id, {"date": turn.date} if turn.date else {}
                 stored = list(strategy.start_session(session, stored, **dated))
-            new = [HumanMessage(nfc(turn.text), id=message_id(number, "user"))] if turn.text is not None \
-                else []
+            new = [] if turn.text is None else [HumanMessage(nfc(turn.text), id=message_id(number, "user"))]
             answer_call = bool(new) and turn.reply is None and turn.answer
             asks = answer_call or (bool(new) and turn.reply is not None)  # a prompt, sent or as if
             embedded, embedding_seconds = strategy.embedding_calls, strategy.embedding_seconds
@@ -257,8 +215,9 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
                 message.id = message_id(number, "reply")
             stored = list(strategy.after_turn(model, [*stored, *new, *reply]))
             end, after = time.perf_counter(), calls.snapshot()
-            spent = [a - b for a, b in zip(after, before, strict=True)]  # calls, tokens in, out, seconds
-            answer_seconds = answer_done - prompt_done  # the rest of spent[3]: the memory's own calls
+            spent, answer = after - before, answered - asked  # all the turn's calls; the answer's
+            answer_seconds = answer_done - prompt_done
+            memory_seconds = max(0.0, spent.seconds - answer_seconds)  # the memory's own calls (summaries)
             tokens_sent = default_counter().prompt_tokens(prompt) if asks else 0
             timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
             everything += [*new, *reply]
@@ -267,10 +226,11 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
                 turn=number, user=new[0].text if new else "", reply=reply[0].text if reply else "",
                 prompt=prompt, timeline=timeline, marks=marks,
                 reply_tokens=usage.get("output_tokens", 0), prompt_tokens=tokens_sent,
-                memory_calls=spent[0] - answer_call, embedding_calls=strategy.embedding_calls - embedded,
-                memory_call_input_tokens=spent[1] - tokens_sent * answer_call,
-                memory_call_output_tokens=spent[2] - (answered[2] - asked[2]), session_id=session or "",
-                overhead_ms=((end - start) - answer_seconds - max(0.0, spent[3] - answer_seconds)) * 1000,
+                memory_calls=spent.calls - answer_call, embedding_calls=strategy.embedding_calls - embedded,
+                memory_call_input_tokens=spent.input_tokens - tokens_sent * answer_call,
+                memory_call_output_tokens=spent.output_tokens - answer.output_tokens,
+                session_id=session or "",
+                overhead_ms=((end - start) - answer_seconds - memory_seconds) * 1000,
                 embedding_ms=(strategy.embedding_seconds - embedding_seconds) * 1000,
                 strategy=strategy.name, cost_note=strategy.cost_note, turn_id=turn.turn_id)
             if on_turn is not None:

@@ -115,9 +115,9 @@ def full_history_replay():
     ``FullHistory`` with the offline stand-in, once per test session. Several tests ask different
     questions of the same replay (nothing dropped, every evidence reached); replaying once for all
     of them keeps CI within its time budget. The rows are shared: read them, never change them."""
+    from helpers.calls import ModelCalls
     from helpers.course.offline_model import OfflineChatModel
     from helpers.evaluate import evaluate_strategy, load_long_conversation
-    from helpers.memory import ModelCalls
     from helpers.window import FullHistory
 
     done: dict[str, tuple] = {}
