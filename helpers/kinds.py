@@ -31,18 +31,6 @@ CHAT_PREFIXES_KO = ("네", "응", "와", "우와", "고마", "감사", "이해�
 #: A question turn may open with a few words of its own; a turn whose non-question sentences
 #: hold at least this many content words is a ``statement`` ("I love painting. Do you?").
 STATEMENT_WORDS = 2
-#: A question or request of more content words than this tells its context ("I'm setting up Express
-#: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
-#: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
-ASKED_WORDS = 20
-_NOT_RECALL = r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))"
-#: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?"),
-TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*"
-                         r"(i|im|my|we|our)\b|\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)",
-                         re.IGNORECASE)  # not one asking for a memory ("I wonder"); I’m: "i" then \b
-#: ... or the user's to an assistant holding a number ("Can I help my brother, 12, raise his 68%?"), not
-#: asking for a memory either (read over the whole text; ``TELLS_FIRST``'s exclusion reads its first line).
-TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
 
 HANGUL_SYLLABLES = "\uac00-\ud7a3"  #: the range of Hangul syllables (가-힣), for regex classes
 _STOP = frozenset(STOP_WORDS)
@@ -183,3 +171,38 @@ def is_echo(reply: str, supplied: str, share: float = 0.6) -> bool:
         return False
     known = set(content_words(supplied))
     return sum(w in known for w in words) >= share * len(words)
+
+
+# -- rules chosen on public benchmark chats ---------------------------------------------------------
+
+#: A question or request of more content words than this tells its context ("I'm setting up Express
+#: 4.18 with Socket.io 4.6 on port 3000 ..., can you help?"): memories store it as a statement (searched),
+#: while as the new message it is still a question. Questions asked of a memory hold ten or fewer.
+ASKED_WORDS = 20
+_NOT_RECALL = r"^(?!.*\b(wonder|forg[eo]t|remember|recall|did (i|we) (say|tell|mention))\b|.*(잊|기억))"
+#: ... as is one opening by telling ("I met Jiho in May, do you think ...?", "저는 ... 만났는데, ...?"),
+TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|well|also|oh|now|btw)\b\W*)*"
+                         r"(i|im|my|we|our)\b|\W*(저는|제가|저희[는가]|나는|내가|우리[는가]|전|난)\s.*(는데|은데|인데|ㄴ데)[,\s]+\S)",
+                         re.IGNORECASE)  # not one asking for a memory ("I wonder"); I’m: "i" then \b
+#: ... or the user's to an assistant holding a number ("Can I help my brother, 12, raise his 68%?"), not
+#: asking for a memory either (read over the whole text; ``TELLS_FIRST``'s exclusion reads its first line).
+TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
+
+
+
+def stored_kind(text: str, speaker: str, person: bool, long: bool, supplied: str) -> str:
+    """The kind a message is stored with: ``kinds.classify_turn``'s (``person``: the reply side is a
+    person), and two rules that keep what was told findable, chosen on public chats (docs/design-notes.md,
+    "Real chats"): a question or request that tells its context is a ``"statement"`` (``long``: more than
+    one part; more than ``ASKED_WORDS`` content words; opening by telling, ``TELLS_FIRST``; or the
+    user's to an assistant holding a number, ``TELLS_NUMBER``; neither asking for a memory); an
+    assistant's reply only repeating ``supplied`` (its prompt's memories) is an ``"echo"``."""
+    kind = classify_turn(text, speaker, person)
+    tells_first = (speaker == "user" or person) and TELLS_FIRST.match(text)
+    tells_number = speaker == "user" and not person and TELLS_NUMBER.match(text)
+    if kind in ("question", "request") and (long or len(content_words(text)) > ASKED_WORDS
+                                            or tells_first or tells_number):
+        kind = "statement"  # a pasted file, or a question telling its context: content to find
+    if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
+        kind = "echo"
+    return kind

@@ -20,17 +20,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
 from helpers.kinds import (
-    ASKED_WORDS,
     SEARCHED_KINDS,
-    TELLS_FIRST,
-    TELLS_NUMBER,
     OtherSpeaker,
     asks,
-    classify_turn,
-    content_words,
-    is_echo,
     named_speaker,
     normalized,
+    stored_kind,
 )
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
@@ -59,61 +54,6 @@ class LayeredTurn:
     embedding_calls: int = 0
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
     skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
-
-
-def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
-                   first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
-                   supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
-                   embed_kinds: Collection[str] | None = SEARCHED_KINDS,
-                   embed_reply_parts: int | None = EMBED_REPLY_PARTS,
-                   skipped: list[str] | None = None) -> list[str]:
-    """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
-    ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
-    (``"echo"``: a reply only repeating ``supplied``; ``"statement"``: a question or request longer than one
-    part, of more than ``kinds.ASKED_WORDS`` content words, opening by telling (``TELLS_FIRST``) or, the
-    user's to an assistant, holding a number (``TELLS_NUMBER``); neither asking for a memory). ``other``
-    counts the reply side's turns (classified like the user's once a person). Only rows of ``embed_kinds``
-    (``None``: all) are embedded, the others stored without (listed, neighbours, never searched by meaning);
-    at most ``embed_parts`` parts (``None``: all; a long message's first now, the rest wait for room left
-    over), of an assistant's message only its first ``embed_reply_parts``. A blank message keeps its
-    round, is not stored, why appended to ``skipped``. NFC."""
-    blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
-             for m in messages if is_blank(m.text)]
-    (skipped if skipped is not None else []).extend(blank)
-    numbered = [(first_round + i, m) for i, m in enumerate(messages) if not is_blank(m.text)]
-    texts, calls, kinds = [nfc(m.text) for _, m in numbered], store.embedding_calls, []
-    speakers = ["user" if m.type == "human" else "assistant" for _, m in numbered]
-    long = [len(split_utf8(t, store.max_chunk_bytes)) > 1 for t in texts]
-    for text, several, speaker in zip(texts, long, speakers, strict=True):
-        if speaker == "assistant" and other is not None:
-            other.add(text)
-        kind = classify_turn(text, speaker, person := other is not None and other.is_person)
-        tells = (speaker == "user" or person) and TELLS_FIRST.match(text) or (
-            speaker == "user" and not person and TELLS_NUMBER.match(text))
-        if kind in ("question", "request") and (several or len(content_words(text)) > ASKED_WORDS or tells):
-            kind = "statement"  # a pasted file, or a question telling its context: content to find
-        if speaker == "assistant" and kind in ("reply", "statement") and is_echo(text, supplied):
-            kind = "echo"
-        kinds.append(kind)
-    embed = [embed_kinds is None or kind in embed_kinds for kind in kinds]
-    short = [t for t, several, e in zip(texts, long, embed, strict=True) if e and not several]
-    vectors = iter(store.embed(short) if short else [])  # the short ones in one call
-    ids = []
-    with store.one_insert():
-        for (number, message), text, kind, several, e, speaker in zip(numbered, texts, kinds, long, embed,
-                                                                     speakers, strict=True):
-            left = None if embed_parts is None else max(1, embed_parts - (store.embedding_calls - calls))
-            ids += store.add(user_id, session_id, number, text, kind=kind, speaker=speaker,
-                             name=(names or {}).get(speaker, ""), date=date, embed=e,
-                             vector=next(vectors) if e and not several else None,
-                             embed_parts=left if e and several else None,
-                             embedded_parts=embed_reply_parts if speaker == "assistant" else None)
-            written.add(session_id, number, message)
-        left = 0 if embed_parts is None else embed_parts - (store.embedding_calls - calls)
-        if store.waiting and left > 0:
-            store.catch_up(left)
-    return ids
 
 
 class LayeredMemory:
@@ -247,3 +187,67 @@ class LayeredMemory:
         self.log.append(turn)
         self._turn, self.round = None, self.round + len(new)
         return list(stored)
+
+
+@dataclass
+class _ToStore:
+    """One message of a step, as ``write_messages`` stores it."""
+
+    round: int
+    message: BaseMessage
+    text: str  # NFC
+    speaker: str  # "user" or "assistant"
+    kind: str
+    long: bool  # more than one part (``MemoryStore.max_chunk_bytes``)
+    embed: bool  # embedded now (its kind is searched)
+
+
+def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
+                   first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
+                   supplied: str = "", other: OtherSpeaker | None = None,
+                   names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
+                   embed_kinds: Collection[str] | None = SEARCHED_KINDS,
+                   embed_reply_parts: int | None = EMBED_REPLY_PARTS,
+                   skipped: list[str] | None = None) -> list[str]:
+    """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
+    ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
+    (``kinds.stored_kind``; ``supplied``: what the prompt carried, ``other``: counts the reply side's turns).
+    Only rows of ``embed_kinds`` (``None``: all) are embedded, the others stored without (listed,
+    neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
+    bound; a long message's first part now, the rest wait for room left over), of an assistant's message
+    only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
+    appended to ``skipped``. Returns the ids of the stored parts."""
+    calls = store.embedding_calls
+    to_store: list[_ToStore] = []
+    for number, message in enumerate(messages, start=first_round):
+        if is_blank(message.text):
+            why = "blank text, not stored (nothing to find by meaning)"
+            if skipped is not None:
+                skipped.append(f"{message.id or message.type}: {why}")
+            continue
+        text, speaker = nfc(message.text), "user" if message.type == "human" else "assistant"
+        if speaker == "assistant" and other is not None:
+            other.add(text)  # is the other side a person? counted before its turn is classified
+        long = len(split_utf8(text, store.max_chunk_bytes)) > 1
+        kind = stored_kind(text, speaker, other is not None and other.is_person, long, supplied)
+        embed = embed_kinds is None or kind in embed_kinds
+        to_store.append(_ToStore(number, message, text, speaker, kind, long, embed))
+
+    def room() -> int:  # texts this step may still embed
+        return embed_parts - (store.embedding_calls - calls)
+
+    short = [m.text for m in to_store if m.embed and not m.long]
+    vectors = iter(store.embed(short) if short else [])  # the short ones in one call
+    ids = []
+    with store.one_insert():
+        for m in to_store:
+            in_parts = m.embed and m.long and embed_parts is not None  # the first part now, then what fits
+            ids += store.add(user_id, session_id, m.round, m.text, kind=m.kind, speaker=m.speaker,
+                             name=(names or {}).get(m.speaker, ""), date=date, embed=m.embed,
+                             vector=next(vectors) if m.embed and not m.long else None,
+                             embed_parts=max(1, room()) if in_parts else None,
+                             embedded_parts=embed_reply_parts if m.speaker == "assistant" else None)
+            written.add(session_id, m.round, m.message)
+        if store.waiting and embed_parts is not None and room() > 0:
+            store.catch_up(room())
+    return ids

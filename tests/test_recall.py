@@ -305,8 +305,10 @@ def test_fill_budget(uri):
 
 
 def test_a_named_person_s_lines_are_searched_apart_and_come_first(uri):
-    """fill_budget(name=...): the named speaker's rows are searched with a filter (before the cut), so a
+    """lab.named (not adopted): the named speaker's rows are searched with a filter (before the cut), so a
     line of theirs ranked below everyone's top-k still comes first; then everyone's; one embedding."""
+    from lab.named import NamedSearch
+
     store = _store(uri)
     try:
         for i in range(1, 6):  # five lines of Jun's, each closer to the question than Mina's one line
@@ -314,12 +316,14 @@ def test_a_named_person_s_lines_are_searched_apart_and_come_first(uri):
                       speaker="assistant", name="Jun", vector=_unit(0, tilt=0.1 * i))
         store.add("pair", "s1", 6, "I started kickboxing last spring.", kind="statement", speaker="user",
                   name="Mina", vector=_unit(0, tilt=3.0))
+        named = NamedSearch(store, {"user": "Mina", "assistant": "Jun"})
         assert [h.round for h in store.search("pair", "q", 3)] == [1, 2, 3]
-        assert [h.name for h in store.search("pair", "q", 3, name="Mina")] == ["Mina"]
-        assert store.search("pair", "q", 3, name="Ann") == []
+        assert [h.name for h in named._search_of("Mina", "pair", "q", 3)] == ["Mina"]
+        assert named._search_of("Ann", "pair", "q", 3) == []
+        assert [h.round for h in store.search("pair", "q", 3)] == [1, 2, 3]  # the filter was for one call
         calls = store.embedding_calls
-        chosen, _ = budget.fill_budget(store, "pair", "What sport did Mina take up?", 300, candidates=3,
-                                       neighbours_of=0, name="Mina")
+        chosen, _ = budget.fill_budget(named, "pair", "What sport did Mina take up?", 300, candidates=3,
+                                       neighbours_of=0)
         assert store.embedding_calls == calls + 1  # one embedding, two searches
         assert [m.round for m in chosen] == [6, 1, 2, 3]  # hers first, then everyone's top 3
         # scores are the fused ones: 1 / (60 + rank) in her list, 0.5 / (60 + rank) in everyone's
@@ -327,7 +331,7 @@ def test_a_named_person_s_lines_are_searched_apart_and_come_first(uri):
                                                              round(122 * 0.5 / 63, 3)]
         chosen, _ = budget.fill_budget(store, "pair", "What sport did Mina take up?", 300, candidates=3,
                                        neighbours_of=0)
-        assert [m.round for m in chosen] == [1, 2, 3]  # without the name, her line is below the cut
+        assert [m.round for m in chosen] == [1, 2, 3]  # without the lab, her line is below the cut
     finally:
         store.drop()
 
