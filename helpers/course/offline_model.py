@@ -38,7 +38,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helpers.kinds import classify_turn, content_words, language_of, normalized, speaks_of_self
 from helpers.kinds import split_sentences as _sentences
-from helpers.store import SCORE_DECIMALS
 from helpers.tokens import count_text_tokens, encode_text
 
 MODEL_NAME = "offline-stand-in"
@@ -299,7 +298,7 @@ def find_answers(
     """(sentence, score) quoting ``question``: the best by ``relevance`` if it reaches ``THRESHOLD``,
     with those within ``NEAR`` of it, newest first, at most ``max_quotes``; a question about the
     user's name takes the newest sentence that ``named`` a name first."""
-    scores = np.round(relevance(question, [s.text for s in facts]), SCORE_DECIMALS)  # as the store ranks
+    scores = relevance(question, [s.text for s in facts])
     if _NAME_QUESTION.search(question):
         scores = scores + np.array([1.0 if named(s.text) else 0.0 for s in facts])
     if not len(scores) or scores.max() < THRESHOLD:
