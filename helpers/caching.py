@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
 from helpers.memory import Prompt, label
-from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, TOKENS_PER_MESSAGE, count_tokens, get_encoding
+from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, TOKENS_PER_MESSAGE, count_tokens, encode_text
 from helpers.window import StoresEverything, newest_fitting, next_human
 
 DEFAULT_MODEL = "Claude Sonnet 4.5"  # the price lesson 08's table uses (``data/prices.json``)
@@ -74,8 +74,7 @@ def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) 
 
 @lru_cache(maxsize=100_000)
 def _message_ids(role: str, text: str, model: str | None) -> tuple[int, ...]:
-    enc = get_encoding(model)
-    return (*_FRAMING, *enc.encode(role), *enc.encode(text, disallowed_special=()))
+    return (*_FRAMING, *encode_text(role, model), *encode_text(text, model))
 
 
 def shared_prefix(previous: Sequence[int], current: Sequence[int]) -> int:

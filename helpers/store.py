@@ -30,11 +30,15 @@ DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
 DEFAULT_NPROBE = 128  # cells searched per segment: all of them (docs/design-notes.md)
 LITE_FLUSH_EVERY = 100  # rows written between flushes on Milvus Lite (docs/design-notes.md)
+# Scores equal to this many decimals rank as ties, broken by age: one text stored twice scores a few last
+# bits apart when the engine reads one copy from a sealed segment and one from a growing one, and another
+# CPU's floats move every score as much (docs/design-notes.md, "Saved numbers on another machine").
+SCORE_DECIMALS = 4
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
-RANKED_FIELDS = ("turn_id", "chunks")  #: all a search returns, with ids; what it keeps is read after
+RANKED_FIELDS = ("turn_id", "chunks", "timestamp")  #: a search returns these and ids; the rest: read after
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -136,11 +140,17 @@ class MemoryStore(PartWriter, Collection):
                        limit: int) -> list[dict]:
         """The ``limit`` embedded chunks (``EMBEDDED``) matching ``where`` closest to ``query_vector``, best
         first, with ``RANKED_FIELDS`` only (``query``: the text, for a subclass that also searches words;
-        ``None``: a score threshold)."""
-        return self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
-                          filter=f"{where} and {EMBEDDED}", output_fields=list(RANKED_FIELDS),
-                          consistency_level=self.consistency_level,
-                          search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
+        ``None``: a score threshold). Scores equal to ``SCORE_DECIMALS`` come oldest first (time stored,
+        then turn id, then id), not in whatever order the engine's last bits put them."""
+        found = self._call("search", data=[self._vector(query_vector)], anns_field="vector", limit=limit,
+                           filter=f"{where} and {EMBEDDED}", output_fields=list(RANKED_FIELDS),
+                           consistency_level=self.consistency_level,
+                           search_params={"metric_type": "COSINE", "params": {"nprobe": self.nprobe}})[0]
+        def rank(hit: dict) -> tuple:
+            row = hit["entity"]
+            return -round(hit["distance"], SCORE_DECIMALS), row["timestamp"], row["turn_id"], hit["id"]
+
+        return sorted(found, key=rank)
 
     def neighbours(self, user_id: str, hits: Sequence[Row], before: int = 1,
                    after: int = 1) -> dict[str, list[Row]]:

@@ -111,10 +111,16 @@ def _content_text(message: BaseMessage) -> str:
     return nfc(text)
 
 
+def encode_text(text: str, model: str | None = None) -> list[int]:
+    """Token ids (ints) of ``text``, all of it ordinary text: a pasted ``<|endoftext|>`` is 7 tokens,
+    where tiktoken's ``encode`` raises ``ValueError``. Every count of the course goes through here."""
+    return get_encoding(model).encode(text, disallowed_special=())
+
+
 def count_text_tokens(text: str, model: str | None = None) -> int:
     """Tokens (int) of a plain string, no message framing; counted in NFC (``text.nfc``), the form the
     course sends: macOS's decomposed Korean would count several times the tokens of the same text."""
-    return len(get_encoding(model).encode(nfc(text), disallowed_special=()))
+    return len(encode_text(nfc(text), model))
 
 
 def cut_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:
@@ -125,7 +131,7 @@ def cut_to_tokens(text: str, max_tokens: int, model: str | None = None) -> str:
     if count_text_tokens(text, model) <= max_tokens:
         return text
     encoding = get_encoding(model)
-    ids = encoding.encode(text, disallowed_special=())[: max(0, max_tokens)]
+    ids = encode_text(text, model)[: max(0, max_tokens)]
     while ids and count_text_tokens(encoding.decode(ids, errors="ignore"), model) > max_tokens:
         ids = ids[:-1]
     return encoding.decode(ids, errors="ignore")
@@ -138,12 +144,11 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
     user message)."""
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
-    enc = get_encoding(model)
-    n = TOKENS_PER_MESSAGE + len(enc.encode(ROLE_NAMES.get(message.type, message.type)))
-    n += len(enc.encode(_content_text(message), disallowed_special=()))
+    n = TOKENS_PER_MESSAGE + len(encode_text(ROLE_NAMES.get(message.type, message.type), model))
+    n += len(encode_text(_content_text(message), model))
     n += 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
     if message.name:
-        n += TOKENS_PER_NAME + len(enc.encode(message.name))
+        n += TOKENS_PER_NAME + len(encode_text(message.name, model))
     return n
 
 

@@ -77,7 +77,8 @@ class FactStore:
             return []
         ids = list(self.facts)
         scores = np.stack([self._vectors[i] for i in ids]) @ vector
-        return [(self.facts[ids[j]], float(scores[j])) for j in np.argsort(-scores)[:k]]
+        order = np.argsort(-scores, kind="stable")  # equal scores: stored order, on every CPU
+        return [(self.facts[ids[j]], float(scores[j])) for j in order[:k]]
 
     def similar(self, text: str, k: int = 3) -> list[tuple[Fact, float]]:
         """The ``k`` stored facts most similar to the fact ``text`` (passage to passage), best first."""

@@ -133,7 +133,7 @@ def _work(env: dict[str, str]) -> dict:
     # counting and splitting one 20,000-token text, the same on every version, and the first of them
     # to reach the stand-in has it embed ~1,000 lines (most of a minute on 2 cores).
     unit = _run([str(vpy), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                 "-m", "not notebook and not browser and not other_python",
+                 "-m", "not notebook and not browser and not other_python and not slow",
                  "-k", "not server and not long_message and not pasted_file",
                  *(f"tests/{name}" for name in VERSION_SENSITIVE_TESTS)],
                 env=env, timeout=1800)

@@ -84,7 +84,9 @@ class VectorCache:
             have = {key: self._vectors[key] for key in keys if key in self._vectors}
         new = list(dict.fromkeys(key for key in keys if key not in have))
         if new:
-            embedded = _engine().encode([text for _, text in new], query).reshape(len(new), DIMENSION)
+            # the engine reads C strings: a NUL would end the text there, and the rest go unread
+            texts_read = [text.replace("\0", " ") for _, text in new]
+            embedded = _engine().encode(texts_read, query).reshape(len(new), DIMENSION)
             embedded.flags.writeable = False
             have.update(zip(new, embedded, strict=True))
         with self._lock:
@@ -98,6 +100,19 @@ class VectorCache:
 
 
 vector_cache = VectorCache()  #: the process's cache (``E5Embeddings`` and the offline stand-in model use it)
+FINGERPRINT_TEXTS = ("My dog is called Bori.", "제 고향은 전주예요.", "What is my name?", "제 이름이 뭐예요?")
+
+
+def fingerprint() -> str:
+    """12 hex digits of SHA-1 over the exact bits of this machine's vectors of ``FINGERPRINT_TEXTS`` (both
+    roles): equal on two machines, their embedder gives the same vectors. Saved results name the one
+    they were made with (``helpers.course.measure``), so a different number elsewhere can be told apart
+    from a different embedder."""
+    import hashlib
+
+    bits = _engine().encode(list(FINGERPRINT_TEXTS), False).tobytes()
+    bits += _engine().encode(list(FINGERPRINT_TEXTS), True).tobytes()
+    return hashlib.sha1(bits).hexdigest()[:12]
 
 
 class E5Embeddings(Embeddings):
@@ -140,4 +155,4 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
 
 
 __all__ = ["CACHE_TEXTS", "DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME",
-           "PINNED_VERSION", "VectorCache", "get_embeddings", "vector_cache"]
+           "PINNED_VERSION", "VectorCache", "fingerprint", "get_embeddings", "vector_cache"]

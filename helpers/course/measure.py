@@ -23,6 +23,43 @@ def saved_result(results: dict, conversation: dict, measured: str) -> dict:
             "per_category": evaluate.per_category_recall(results["turns"], conversation)}
 
 
+# How far a live replay may land from a saved one, and why (docs/design-notes.md, "Saved numbers on
+# another machine"): one reply of the stand-in that differs early in a 300-turn replay is re-sent by every
+# later prompt of full history; a reply of 40 tokens at turn 1 is 12,000 tokens, about 1% of that row.
+# Two such flips fit; a change to what the memory sends does not. A share (evidence recall, answers
+# correct) may move by two probes: one near-tie each way.
+TOKEN_TOLERANCE = 0.02  #: relative, every count column (tokens, calls, embeddings, dollars); a count: >= 1
+PROBE_TOLERANCE = 2  #: probes, in every share column and in "unanswerable answered"
+_SHARES = ("evidence recall", "answers correct")
+
+
+def saved_differences(live: Sequence[dict], saved: Sequence[dict], probes: int) -> list[str]:
+    """Each number of the results table ``live`` (``evaluate.summarize_runs``) that is further from the
+    saved table ``saved`` than the tolerance, as a sentence (``[]``: they agree). ``probes``: the
+    answerable probes a share is out of. Timings (``ms`` columns) are the machine's own and not compared;
+    the ``%`` column follows the tokens. A strategy missing from either table is a difference."""
+    found, saved_rows = [], {row["strategy"]: row for row in saved}
+    if [row["strategy"] for row in live] != list(saved_rows):
+        return [f"strategies {[row['strategy'] for row in live]} against {list(saved_rows)}"]
+    for row in live:
+        for column, value in row.items():
+            want = saved_rows[row["strategy"]].get(column)
+            if column == "strategy" or " ms " in column or column.startswith("%") or value == want:
+                continue
+            if column == "unanswerable answered" and value and want:
+                off = abs(int(value.split("/")[0]) - int(want.split("/")[0]))
+                close = off <= PROBE_TOLERANCE and value.split("/")[1] == want.split("/")[1]
+            elif column in _SHARES and value is not None and want is not None:
+                close = abs(value - want) * probes <= PROBE_TOLERANCE + 1e-9
+            elif isinstance(value, int | float) and isinstance(want, int | float):
+                close = abs(value - want) <= max(isinstance(want, int), TOKEN_TOLERANCE * abs(want))
+            else:
+                close = False
+            if not close:
+                found.append(f"{row['strategy']}: {column} {value} against {want} saved")
+    return found
+
+
 def results_markdown(table: list[dict], conversation: dict) -> str:
     """The results table as Markdown, with a line on what was measured."""
     columns = list(table[0])
@@ -71,10 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     results = {"summary": table, "turns": evaluate.runs_to_json(runs)}
     (args.out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     if args.save:
+        from helpers.course.embeddings import fingerprint
+
         measured = (f"python -m helpers.course.measure --conversation {args.conversation or ''} "
                     f"(evidence recall by turn id; {settings.describe().split(' | Database')[0]} | "
-                    f"Database: Milvus {settings.milvus_kind} at {short_path(uri)}), "
-                    f"{datetime.date.today().isoformat()}")
+                    f"Database: Milvus {settings.milvus_kind} at {short_path(uri)}; "
+                    f"vectors {fingerprint()}), {datetime.date.today().isoformat()}")
         args.save.write_text(json.dumps(saved_result(results, conversation, measured), indent=1,
                                         ensure_ascii=False) + "\n", encoding="utf-8")
     print(results_markdown(table, conversation))

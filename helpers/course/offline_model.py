@@ -38,7 +38,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helpers.kinds import classify_turn, content_words, language_of, normalized, speaks_of_self
 from helpers.kinds import split_sentences as _sentences
-from helpers.tokens import count_text_tokens, get_encoding
+from helpers.tokens import count_text_tokens, encode_text
 
 MODEL_NAME = "offline-stand-in"
 # Chosen by benchmarks/bench_offline_model.py on its own examples (benchmarks/offline_model_dev.py),
@@ -280,9 +280,10 @@ def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
     Conneau et al. 2018). Above ``THRESHOLD``: it answers."""
     if not texts:
         return np.zeros(0)
-    vectors = _passages(texts)
-    background = np.stack([_query(q) for q in BACKGROUND])
-    return vectors @ _query(question) - (vectors @ background.T).max(axis=1)
+    # float64: the sums no longer depend on which BLAS kernel this CPU picks for float32
+    vectors = _passages(texts).astype(np.float64)
+    background = np.stack([_query(q) for q in BACKGROUND]).astype(np.float64)
+    return vectors @ _query(question).astype(np.float64) - (vectors @ background.T).max(axis=1)
 
 
 def named(text: str) -> str | None:
@@ -346,7 +347,8 @@ def summarize(facts: Sequence[Sentence], language: str, max_words: int | None = 
     one goes first (an old value of a changed fact, a near repeat), then the oldest."""
     kept = [s for s in facts if s.role in ("human", "other") or s.role == "ai" and speaks_of_self(s.text)]
     lines = [("assistant: " if s.role == "ai" else "") + s.text for s in kept]
-    similar = np.triu(_passages([s.text for s in kept]) @ _passages([s.text for s in kept]).T, 1)
+    vectors = _passages([s.text for s in kept]).astype(np.float64)  # as in relevance: no float32 BLAS
+    similar = np.triu(vectors @ vectors.T, 1)
     drop = set(np.where(similar.max(axis=1, initial=0) >= SAME)[0])
     order = sorted(
         (i for i in range(len(kept)) if i not in drop), key=lambda i: (-similar[i].max(initial=0), i)
@@ -403,7 +405,7 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
 
 @lru_cache(maxsize=65536)
 def _framed_tokens(role: str, text: str) -> int:
-    return len(get_encoding().encode(f"{role}\n{text}")) + 4
+    return len(encode_text(f"{role}\n{text}")) + 4  # as sent; a special-token string is text
 
 
 def provider_usage(messages: Sequence[BaseMessage], reply: str) -> dict[str, int]:
