@@ -26,8 +26,16 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
+from helpers.history import each_once
 from helpers.memory import Prompt, label
-from helpers.tokens import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE, count_tokens, get_encoding
+from helpers.tokens import (
+    REPLY_PRIMING_TOKENS,
+    TOKENS_PER_MESSAGE,
+    count_tokens,
+    get_encoding,
+    message_text,
+    non_text_block_tokens,
+)
 from helpers.window import newest_fitting
 
 DEFAULT_MODEL = "Claude Sonnet 4.5"  # the price lesson 08's table uses (``data/prices.json``)
@@ -61,14 +69,18 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
 
 
 def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) -> list[int]:
-    """The prompt as one token sequence (ints): per message, the framing tokens (as ``-1``), its
-    role and its text (tool calls as their JSON). Reply priming is left out: it ends every prompt,
-    so it is never part of a shared prefix."""
+    """The prompt as one token sequence (ints), as ``count_tokens`` counts it: per message, the framing
+    tokens (as ``-1``), its role, its text (``tokens.message_text``: tool calls as their JSON), its other
+    blocks (an image: as many ids < -1 as its tokens, from a hash of the block: a changed image is not the
+    cached one) and its name. Reply priming is left out: it ends every prompt, never in a shared prefix."""
     ids: list[int] = []
     for m in messages:
-        text = m.text + (json.dumps([{"name": c["name"], "args": c["args"]} for c in m.tool_calls],
-                                    ensure_ascii=False) if getattr(m, "tool_calls", None) else "")
-        ids += _message_ids({"human": "user", "ai": "assistant"}.get(m.type, m.type), text, model)
+        blocks = [] if isinstance(m.content, str) else m.content
+        ids += _message_ids({"human": "user", "ai": "assistant"}.get(m.type, m.type), message_text(m), model)
+        for block in blocks:  # the block's own placeholder id, the same while the block is the same
+            ids += [-2 - hash(json.dumps(block, sort_keys=True, default=str)) % 2**62] * non_text_block_tokens(
+                block)
+        ids += [-1, *get_encoding(model).encode(m.name, disallowed_special=())] if m.name else []
     return ids
 
 
@@ -76,8 +88,6 @@ def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) 
 def _message_ids(role: str, text: str, model: str | None) -> tuple[int, ...]:
     enc = get_encoding(model)
     return (*_FRAMING, *enc.encode(role), *enc.encode(text, disallowed_special=()))
-
-
 def shared_prefix(previous: Sequence[int], current: Sequence[int]) -> int:
     """Tokens (int) at the start of ``current`` equal to the start of ``previous``."""
     n = 0
@@ -163,7 +173,7 @@ class SteppedTokenWindow:
         return label([system, *messages], system, new_message)
 
     def after_turn(self, model, stored) -> list[BaseMessage]:
-        return list(stored)
+        return each_once(stored)
 
     def start_session(self, session_id, stored, date="") -> list[BaseMessage]:
         return list(stored)

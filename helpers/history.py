@@ -23,7 +23,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from helpers.config import runtime_dir
-from helpers.text import nfc_message
+from helpers.text import in_order, nfc_message
 
 FORMAT, VERSION = "llm-memory-course/history", 1
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -65,20 +65,29 @@ def utf8_encode(text: str, what: str = "the text") -> bytes:
                          "'replace').decode() puts '?' in its place.") from None
 
 
+def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` without repeats, first kept: the same message is the same id, role and text (a turn run
+    again after a failed call: replay's ``t3-user``), or without an id the same object (other messages that
+    look alike are kept: "ok" may be said twice)."""
+    seen: set = set()
+    return [m for m in messages if (key := (m.id, m.type, m.text) if m.id else id(m)) not in seen
+            and not seen.add(key)]
+
+
 def default_directory() -> Path:
     """``helpers.config.runtime_dir() / "history"`` (``FileHistory`` creates it when needed)."""
     return runtime_dir() / "history"
 
 
 def list_sessions(directory: str | Path | None = None) -> list[str]:
-    """Sorted session ids with a history file in ``directory`` (default ``default_directory()``);
-    ``[]`` if the folder does not exist. Files are not opened, so a damaged one is still listed."""
+    """Session ids with a history file in ``directory`` (default ``default_directory()``), sorted by
+    ``text.in_order``; ``[]`` if the folder does not exist. Files are not opened: a damaged one is listed."""
     folder = Path(directory) if directory is not None else default_directory()
     ids = []
     for path in folder.glob("*.json") if folder.is_dir() else ():
         with contextlib.suppress(InvalidSessionIdError):  # not ours (temp files start with '.')
             ids.append(validate_session_id(path.name[: -len(".json")]))
-    return sorted(ids)
+    return sorted(ids, key=in_order)
 
 
 class FileHistory(BaseChatMessageHistory):
@@ -112,10 +121,11 @@ class FileHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several at
-        once). Nothing written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
+        once), each once (``each_once``: a message with an id already stored is not added again). Nothing
+        written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
         new = _check_messages(messages)
         with self._locked():
-            self._write(self._read() + new)
+            self._write(each_once(self._read() + new))
 
     def replace(self, messages: Sequence[BaseMessage]) -> None:
         """Swap the history for ``messages`` (may be empty) in one atomic write; errors as ``add_messages``.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -33,9 +34,19 @@ from helpers.kinds import (
     named_speaker,
     normalized,
 )
+from helpers.history import each_once
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
-from helpers.store import Hit, MemoryStore, split_utf8, validate_id
+from helpers.store import (
+    FIELDS,
+    MAX_TOP_K,
+    Hit,
+    MemoryStore,
+    check_setting,
+    split_utf8,
+    utf8_len,
+    validate_id,
+)
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
 from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
@@ -78,11 +89,13 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     (``None``: all) are embedded, the others stored without (listed, neighbours, never searched by meaning);
     at most ``embed_parts`` parts (``None``: all; a long message's first now, the rest wait for room left
     over), of an assistant's message only its first ``embed_reply_parts``. A blank message keeps its
-    round, is not stored, why appended to ``skipped``. NFC."""
+    round, is not stored, why appended to ``skipped``; one ``written`` already (``WrittenTurns.has``) is not
+    stored again. NFC."""
     blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
              for m in messages if is_blank(m.text)]
     (skipped if skipped is not None else []).extend(blank)
-    numbered = [(first_round + i, m) for i, m in enumerate(messages) if not is_blank(m.text)]
+    numbered = [(first_round + i, m) for i, m in enumerate(messages)
+                if not is_blank(m.text) and not written.has(session_id, first_round + i, m)]
     texts, calls, kinds = [nfc(m.text) for _, m in numbered], store.embedding_calls, []
     speakers = ["user" if m.type == "human" else "assistant" for _, m in numbered]
     long = [len(split_utf8(t, store.max_chunk_bytes)) > 1 for t in texts]
@@ -146,23 +159,29 @@ class LayeredMemory:
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
                  neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
                  embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
-        if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
-            raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
-                             f"got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}")
-        if statement_retrieval_tokens < 0 or neighbours_of < 0 or not 0 <= retrieval_share <= 1:
-            raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
-                             f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
-                             f"{neighbours_of}, {retrieval_share}")
-        if embed_reply_parts is not None and (type(embed_reply_parts) is not int or embed_reply_parts < 1):
-            raise ValueError(f"embed_reply_parts must be an int >= 1 or None, got {embed_reply_parts!r}")
-        self.store, self.session_date, self.names = store, session_date, names
-        self.embed_reply_parts = embed_reply_parts
-        self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
+        most = 20 * MAX_TOP_K + 19  # a budget's candidates (``candidates``) stay within a search's top-k
+        for setting, value, low, high in (("window_tokens", window_tokens, 1, None),
+                                          ("max_summary_tokens", max_summary_tokens, 1, None),
+                                          ("retrieval_tokens", retrieval_tokens, 1, most),
+                                          ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most),
+                                          ("summarize_over", summarize_over or 1, 1, None),
+                                          ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
+                                          ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most)):
+            check_setting(setting, value, low, high)
+        if not 0 <= retrieval_share <= 1:
+            raise ValueError(f"retrieval_share must be in [0, 1], got {retrieval_share!r}")
+        if bad := {r: n for r, n in (names or {}).items() if not isinstance(n, str) or utf8_len(n) > FIELDS["name"]}:
+            raise ValueError(f"names must be str of at most {FIELDS['name']} UTF-8 bytes, got {bad}")
+        if embed_reply_parts is not None:
+            check_setting("embed_reply_parts", embed_reply_parts, 1)
+        self.store, self.names, self.embed_reply_parts = store, names, embed_reply_parts
+        self.user_id = validate_id(user_id, "user id")
+        self.start_session(session_id, date=session_date)  # checks the id and the date; round 1
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens, self.other_speaker, self.round = 0, OtherSpeaker(), 1  # stored: tokens in Milvus
+        self.stored_tokens, self.other_speaker = 0, OtherSpeaker()  # stored: tokens in Milvus
         self.log: list[LayeredTurn] = []
         self.last_retrieved: list[Hit] = []
         self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
@@ -175,7 +194,9 @@ class LayeredMemory:
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:
-        """A new session (on ``date``, ISO): window and summary start empty; returns ``[]``."""
+        """A new session (on ``date``, ISO: else ValueError): window and summary start empty; returns ``[]``."""
+        if date:
+            datetime.fromisoformat(date)  # refused now, not at the first write
         self.session_id, self.round, self.session_date = validate_id(session_id, "session id"), 1, date
         return []
 
@@ -207,7 +228,7 @@ class LayeredMemory:
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> HumanMessage | None:
         budget = self.retrieval_budget(question)
         self._turn.retrieved = self.last_retrieved = []
-        if budget < 1:
+        if budget < 1 or is_blank(question):  # nothing to read: nothing to search by
             return None
         calls = self.store.embedding_calls
         in_window, named = {normalized(m.text) for m in window}, named_speaker(question, self.names)
@@ -230,19 +251,21 @@ class LayeredMemory:
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
-        turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
+        turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
+        new = [m for i, m in enumerate(said) if not self._written.has(self.session_id, self.round + i, m)]
         calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
-        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
+        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, said,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         self.vocabulary.add(m.text for m in new)  # kept where the store searches by words
+        stored = each_once(stored)
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1
             stored = step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
-        self._turn, self.round = None, self.round + len(new)
+        self._turn, self.round = None, self.round + len(said)
         return list(stored)

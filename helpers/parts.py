@@ -86,16 +86,25 @@ class PartWriter:
             with self._lock:
                 self.waiting, cut = self.waiting + rows[1:kept], embed_parts - 1
                 rows, self.waiting = rows[:1] + rows[kept:] + self.waiting[:cut], self.waiting[cut:]
-        self._write(rows)
+        self._write_or_wait(rows, turn)
         return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all); raises what
+        embedding or Milvus raise, the parts then waiting again."""
         with self._lock:
             cut = len(self.waiting) if limit is None else limit
             rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
-        self._write(rows)
+        self._write_or_wait(rows)
         return len(rows)
+
+    def _write_or_wait(self, rows: list[dict], turn: str = "") -> None:  # on failure: taken ones wait again
+        try:
+            self._write(rows)
+        except BaseException:  # ``turn``'s rows (an add that failed) neither written nor waiting
+            with self._lock:
+                self.waiting = [row for row in [*rows, *self.waiting] if row["turn_id"] != turn]
+            raise
 
     @contextlib.contextmanager
     def one_insert(self):

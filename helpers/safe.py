@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from helpers.history import InvalidSessionIdError, utf8_encode, validate_session_id
 
 CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
+MAX_TOP_K = 4096  # a search's top-k: it asks Milvus for 4 chunks a row, at most 16384 (Milvus docs, "Limits")
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
@@ -20,6 +21,15 @@ def validate_id(value: str, what: str = "user id") -> str:
         return validate_session_id(value)
     except InvalidSessionIdError as exc:
         raise InvalidIdError(str(exc).replace("session id", what, 1)) from None
+
+
+def check_setting(name: str, value: object, low: int, high: int | None = None) -> int:
+    """``value`` if an int (not a bool) in ``low..high`` (``None``: unbounded), else ValueError naming ``name``:
+    a setting refused when made, never a Milvus error mid-chat."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or high is not None and value > high:
+        raise ValueError(f"{name} must be >= {low}{f' and <= {high}' if high is not None else ''} (an int), "
+                         f"got {value!r}")
+    return value
 
 
 def filter_literal(value: str) -> str:

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
+    MAX_TOP_K,
     bounded_text,
+    check_setting,
     eq_filter,
     in_filter,
     split_utf8,
     utf8_len,
     validate_id,
 )
-from helpers.text import is_blank, nfc, utc_time
+from helpers.text import in_order, is_blank, nfc, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -90,8 +92,9 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         if embeddings is None:
             raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
                             "Embeddings, got None (helpers.course.milvus.open_store picks the course's)")
-        if not 4 <= max_chunk_bytes <= CONTENT_MAX_BYTES:
-            raise ValueError(f"max_chunk_bytes must be 4..{CONTENT_MAX_BYTES}, got {max_chunk_bytes}")
+        for setting, value, low, high in (("max_chunk_bytes", max_chunk_bytes, 4, CONTENT_MAX_BYTES), (
+                "nlist", nlist, 1, 65536), ("nprobe", nprobe, 1, 65536), ("flush_every", flush_every or 1, 1, None)):
+            check_setting(setting, value, low, high)  # Milvus's limits (IVF_FLAT), refused before any call
         self.client, self.collection, self.embeddings, self.uri, self.kind = (
             client, collection, embeddings, uri, kind)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
@@ -163,10 +166,11 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         ``min_score``; ``words``: by words too where it can (``fulltext.HybridStore``), the query's or a str.
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
-            raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
+        check_setting("top_k", top_k, 1, MAX_TOP_K)
         if query_vector is None and not isinstance(query, str):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
+        if query_vector is None and is_blank(query):  # nothing to read (text.is_blank): nothing found
+            return []
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
         where += f" and {eq_filter(name=nfc(name))}" if name is not None else ""
@@ -219,15 +223,17 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
         """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
-                      key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
+                      key=lambda row: (utc_time(row.timestamp), in_order(row.session_id), row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
         return self._count(self._where(user_id) if user_id is not None else "")
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every row of ``user_id``; returns how many went. Counted ``"Strong"``: a 2.3 server's
-        delete leaves a session's read timestamp behind, a strong read does not."""
+        """Delete every row of ``user_id``, their parts ``waiting`` too (never written later); returns how many
+        rows went. Counted ``"Strong"``: a 2.3 server's delete leaves a session's read timestamp behind."""
         where = self._where(user_id)
+        with self._lock:
+            self.waiting = [row for row in self.waiting if row["user_id"] != user_id]
         if before := self._count(where, "Strong"):
             self._call("delete", filter=where)
         return before - self._count(where, "Strong") if before else 0
@@ -263,13 +269,23 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             self._unflushed = 0
         return time.perf_counter() - began
 
-    def drop(self) -> None:  # delete the collection (released first: Lite would print FAISS warnings)
+    def drop(self) -> None:  # delete the collection and what waits (released first: Lite prints FAISS warnings)
         with contextlib.suppress(Exception):
             self.client.release_collection(self.collection, timeout=self.timeout)
         self.client.drop_collection(self.collection, timeout=self.timeout)
-        self._closed_by = "drop()"
+        self._closed_by, self.waiting = "drop()", []
 
-    def close(self) -> None:  # close the client; later calls raise StoreClosedError (Lite keeps its lock)
+    def close(self) -> None:
+        """Write the parts ``waiting`` (``catch_up``), then close the client; later calls raise StoreClosedError
+        (Lite keeps its lock). If they cannot be written: MilvusStoreError naming each, the store left open."""
+        if self.waiting and not self._closed_by:
+            try:
+                self.catch_up()
+            except Exception as exc:
+                raise MilvusStoreError(
+                    f"{len(self.waiting)} parts waiting were not written ({type(exc).__name__}: {exc}), so the "
+                    f"store is still open: {', '.join(row['id'] for row in self.waiting)}. Fix the cause and "
+                    "close() again (or store.waiting.clear(), then close(), to give them up).") from exc
         self._closed_by = self._closed_by or "close()"
         with contextlib.suppress(Exception):
             self.client.close()

@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage
 MEMORY_SOURCES = ("retrieved", "summary", "preferences", "facts")  # what a memory block may hold
 _BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
 _TAG = re.compile(r"</?memory\b", re.I)
+_READ, _FILLERS = ("L", "N", "P", "S", "Co", "Cn"), frozenset("\u115f\u1160\u3164\uffa0\u2800")  # is_blank
 
 
 def nfc(text: str) -> str:
@@ -39,9 +40,17 @@ def nfc_message(message: BaseMessage) -> BaseMessage:
 
 
 def is_blank(text: str) -> bool:
-    """True for text with nothing to find by meaning: empty, or only whitespace (any Unicode space,
-    zero-width space and byte-order mark included)."""
-    return not text.replace("\u200b", "").replace("\ufeff", "").strip()
+    """True for text with nothing to read: no letter, number, punctuation or symbol (Unicode general categories
+    L, N, P, S; private use and unassigned count as read), only spaces (Z), controls and format characters (Cc,
+    Cf: zero-width joiners, U+FEFF), marks without a base (M) and ``_FILLERS``, blanks by their look though a
+    letter or symbol by category: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and braille blank U+2800."""
+    return not any(unicodedata.category(c).startswith(_READ) and c not in _FILLERS for c in text)
+
+
+def in_order(text: str) -> tuple:
+    """Sort key of names: runs of digits compared as numbers ("session-9" before "session-10"), the rest as
+    text; names equal so ("s-01", "s-1") by their text."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", text))], text
 
 
 def utc_time(value: str) -> datetime:

@@ -34,6 +34,12 @@ _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2
 # per 512-px tile (765 at 1024x1024). A URL gives no size: other images, audio, files count 765.
 IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS = 85, 765
 _NON_COUNTED_BLOCK_TYPES = {"text", "reasoning", "thinking"}
+#: Blocks of a tool call -> the key of its arguments: LangChain v1 (``langchain_core.messages.content``),
+#: Anthropic, OpenAI Responses. Counted as OpenAI counts ``tool_calls``: their name and arguments as JSON.
+_CALL_ARGS = {"tool_call": "args", "invalid_tool_call": "args", "server_tool_call": "args", "tool_use": "input",
+              "server_tool_use": "input", "function_call": "arguments"}
+#: Blocks of a tool's result -> the key of its content, counted as a ``ToolMessage``'s content (text; blocks).
+_RESULT = {"tool_result": "content", "server_tool_result": "output", "function_call_output": "output"}
 _ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _warned_models: set[str] = set()
 _default_counters: dict[str | None, TokenCounter] = {}
@@ -89,26 +95,44 @@ def get_encoding(model: str | None = None) -> tiktoken.Encoding:
 
 
 def non_text_block_tokens(block: Any) -> int:
-    """Estimated tokens (int) of one content block: ``0`` for strings, text and reasoning blocks
-    (reasoning is not sent); ``IMAGE_LOW_DETAIL_TOKENS`` for an image at ``detail="low"``; else
-    ``NON_TEXT_BLOCK_TOKENS``, so that no image or file slips past a budget as 0 tokens."""
-    if not isinstance(block, dict) or block.get("type") in _NON_COUNTED_BLOCK_TYPES:
+    """Estimated tokens (int) of one content block beyond its text (``message_text``): ``0`` for strings,
+    text, reasoning (not sent) and tool-call blocks; a tool result's blocks inside it; ``IMAGE_LOW_DETAIL_TOKENS``
+    for an image at ``detail="low"``; else ``NON_TEXT_BLOCK_TOKENS``: no image or file slips past a budget."""
+    kind = block.get("type") if isinstance(block, dict) else "text"
+    if kind in _NON_COUNTED_BLOCK_TYPES or kind in _CALL_ARGS:
         return 0
+    if kind in _RESULT:  # its text is counted with the message's, the blocks in it here
+        inside = block.get(_RESULT[kind])
+        return sum(map(non_text_block_tokens, inside)) if isinstance(inside, list) else 0
     detail = block.get("detail")
     if isinstance(block.get("image_url"), dict):
         detail = block["image_url"].get("detail", detail)
-    low = block.get("type") in {"image", "image_url"} and detail == "low"
+    low = kind in {"image", "image_url"} and detail == "low"
     return IMAGE_LOW_DETAIL_TOKENS if low else NON_TEXT_BLOCK_TOKENS
 
 
-def _content_text(message: BaseMessage) -> str:
-    content = message.content  # a string, or content blocks whose text parts are counted
-    text = content if isinstance(content, str) else "".join(
-        b if isinstance(b, str) else str(b.get("text", "")) for b in content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
-    if tool_calls := getattr(message, "tool_calls", None):
-        text += json.dumps([{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False)
-    return nfc(text)
+def _block_text(block: Any) -> str:  # a string, a text block's text, a tool result's text (its text blocks)
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind in _RESULT:
+        inside = block.get(_RESULT[kind])
+        if not isinstance(inside, str | list):  # a server tool's output: its JSON
+            return "" if inside is None else json.dumps(inside, ensure_ascii=False, default=str)
+        return inside if isinstance(inside, str) else "".join(map(_block_text, inside))
+    return block if isinstance(block, str) else str(block.get("text", "")) if kind == "text" else ""
+
+
+def message_text(message: BaseMessage) -> str:
+    """What a message is counted by besides its other blocks, NFC: its text (string content or text blocks),
+    tool results' text, and its tool calls (``tool_calls``, and tool-call blocks of another id: LangChain v1's
+    ``tool_call``, Anthropic's ``tool_use`` ...) as the JSON of their names and arguments, as OpenAI's."""
+    content = message.content
+    blocks = [] if isinstance(content, str) else content
+    calls = [{"name": c["name"], "args": c["args"]} for c in getattr(message, "tool_calls", None) or []]
+    known = {c.get("id") for c in getattr(message, "tool_calls", None) or []}
+    calls += [{"name": b.get("name", ""), "args": b.get(_CALL_ARGS[b["type"]], {})} for b in blocks if isinstance(
+        b, dict) and b.get("type") in _CALL_ARGS and (b.get("id") is None or b.get("id") not in known)]
+    text = content if isinstance(content, str) else "".join(map(_block_text, blocks))
+    return nfc(text + (json.dumps(calls, ensure_ascii=False) if calls else ""))
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
@@ -140,7 +164,7 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
         (message,) = convert_to_messages([message])
     enc = get_encoding(model)
     n = TOKENS_PER_MESSAGE + len(enc.encode(_ROLE_NAMES.get(message.type, message.type)))
-    n += len(enc.encode(_content_text(message), disallowed_special=()))
+    n += len(enc.encode(message_text(message), disallowed_special=()))
     n += 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
     if message.name:
         n += TOKENS_PER_NAME + len(enc.encode(message.name))
@@ -179,7 +203,7 @@ class TokenCounter:
     def message_tokens(self, message: BaseMessage) -> int:
         """Tokens (int) of one message, cached."""
         blocks = 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
-        return self._cached((message.type, message.name, _content_text(message), blocks),
+        return self._cached((message.type, message.name, message_text(message), blocks),
                             lambda: count_message_tokens(message, self.model))
 
     def text_tokens(self, text: str) -> int:
