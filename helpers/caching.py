@@ -25,17 +25,11 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
+from helpers import tokens
 from helpers.config import project_root
 from helpers.history import each_once
 from helpers.memory import Prompt, label
-from helpers.tokens import (
-    REPLY_PRIMING_TOKENS,
-    TOKENS_PER_MESSAGE,
-    count_tokens,
-    get_encoding,
-    message_text,
-    non_text_block_tokens,
-)
+from helpers.tokens import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE, count_tokens, get_encoding
 from helpers.window import newest_fitting
 
 DEFAULT_MODEL = "Claude Sonnet 4.5"  # the price lesson 08's table uses (``data/prices.json``)
@@ -75,11 +69,11 @@ def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) 
     cached one) and its name. Reply priming is left out: it ends every prompt, never in a shared prefix."""
     ids: list[int] = []
     for m in messages:
-        blocks = [] if isinstance(m.content, str) else m.content
-        ids += _message_ids({"human": "user", "ai": "assistant"}.get(m.type, m.type), message_text(m), model)
-        for block in blocks:  # the block's own placeholder id, the same while the block is the same
-            ids += [-2 - hash(json.dumps(block, sort_keys=True, default=str)) % 2**62] * non_text_block_tokens(
-                block)
+        role = {"human": "user", "ai": "assistant"}.get(m.type, m.type)
+        ids += _message_ids(role, tokens.message_text(m), model)
+        for block in [] if isinstance(m.content, str) else m.content:  # its own ids, while it stays the same
+            seed = hash(json.dumps(block, sort_keys=True, default=str)) % 2**62
+            ids += [-2 - seed] * tokens.non_text_block_tokens(block)
         ids += [-1, *get_encoding(model).encode(m.name, disallowed_special=())] if m.name else []
     return ids
 

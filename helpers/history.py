@@ -23,7 +23,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from helpers.config import runtime_dir
-from helpers.text import in_order, nfc_message
+from helpers.text import nfc_message
 
 FORMAT, VERSION = "llm-memory-course/history", 1
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -65,13 +65,21 @@ def utf8_encode(text: str, what: str = "the text") -> bytes:
                          "'replace').decode() puts '?' in its place.") from None
 
 
+def message_key(m: BaseMessage, *where: object) -> tuple:
+    """What makes two messages one: the same id, role and text (replay's ``t3-user``: a turn run again after a
+    failed call), or without an id the same ``where`` (e.g. session and round), role and text, else object."""
+    return (m.id, m.type, m.text) if m.id else (*where, m.type, m.text) if where else (id(m),)
+
+
 def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` without repeats, first kept: the same message is the same id, role and text (a turn run
-    again after a failed call: replay's ``t3-user``), or without an id the same object (other messages that
-    look alike are kept: "ok" may be said twice)."""
+    """``messages`` without repeats (``message_key``), first kept: "ok" said twice, two messages, stays."""
     seen: set = set()
-    return [m for m in messages if (key := (m.id, m.type, m.text) if m.id else id(m)) not in seen
-            and not seen.add(key)]
+    return [m for m in messages if (key := message_key(m)) not in seen and not seen.add(key)]
+
+
+def in_order(name: str) -> tuple:
+    """Sort key of ids: digits as numbers ("session-9" before "session-10"), ties ("s-01") by text."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))], name
 
 
 def default_directory() -> Path:

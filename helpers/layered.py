@@ -5,10 +5,9 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never the
-system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date.
-LangChain has each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their
-budgets per section."""
+Summary and retrieved section are user messages holding a ``memory_block``: data, never the system prompt's
+instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each
+layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not budgets per section."""
 
 from __future__ import annotations
 
@@ -20,7 +19,9 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
+from helpers.config import check_setting
 from helpers.expansion import WordNeighbours
+from helpers.history import each_once
 from helpers.kinds import (
     ASKED_WORDS,
     SEARCHED_KINDS,
@@ -34,19 +35,9 @@ from helpers.kinds import (
     named_speaker,
     normalized,
 )
-from helpers.history import each_once
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
-from helpers.store import (
-    FIELDS,
-    MAX_TOP_K,
-    Hit,
-    MemoryStore,
-    check_setting,
-    split_utf8,
-    utf8_len,
-    validate_id,
-)
+from helpers.store import FIELDS, MAX_TOP_K, Hit, MemoryStore, split_utf8, utf8_len, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
 from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
@@ -80,20 +71,17 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                    embed_kinds: Collection[str] | None = SEARCHED_KINDS,
                    embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
-    """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
+    """Store ``messages`` (human: the user's, others the assistant's) in one insert, a row each, rounds
     ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
     (``"echo"``: a reply only repeating ``supplied``; ``"statement"``: a question or request longer than one
     part, of more than ``kinds.ASKED_WORDS`` content words, opening by telling (``TELLS_FIRST``) or, the
     user's to an assistant, holding a number (``TELLS_NUMBER``); neither asking for a memory). ``other``
-    counts the reply side's turns (classified like the user's once a person). Only rows of ``embed_kinds``
-    (``None``: all) are embedded, the others stored without (listed, neighbours, never searched by meaning);
-    at most ``embed_parts`` parts (``None``: all; a long message's first now, the rest wait for room left
-    over), of an assistant's message only its first ``embed_reply_parts``. A blank message keeps its
-    round, is not stored, why appended to ``skipped``; one ``written`` already (``WrittenTurns.has``) is not
-    stored again. NFC."""
-    blank = [f"{m.id or m.type}: blank text, not stored (nothing to find by meaning)"
-             for m in messages if is_blank(m.text)]
-    (skipped if skipped is not None else []).extend(blank)
+    counts the reply side's turns (as the user's once a person). Only rows of ``embed_kinds`` (``None``: all)
+    are embedded, the others stored without (never a dense hit); at most ``embed_parts`` parts (``None``: all;
+    the rest wait), of an assistant's message only its first ``embed_reply_parts``. A blank message keeps its
+    round, is not stored, why added to ``skipped``; one ``written`` (a turn run again) neither. NFC."""
+    (skipped if skipped is not None else []).extend(f"{m.id or m.type}: blank text, not stored (nothing to "
+                                                    "find by meaning)" for m in messages if is_blank(m.text))
     numbered = [(first_round + i, m) for i, m in enumerate(messages)
                 if not is_blank(m.text) and not written.has(session_id, first_round + i, m)]
     texts, calls, kinds = [nfc(m.text) for _, m in numbered], store.embedding_calls, []
@@ -132,20 +120,18 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
 
 class LayeredMemory:
     """Window + running summary + retrieval within a token budget, as a ``MemoryStrategy``. Args (budgets in
-    tokens): ``store``, ``user_id``, ``session_id`` where the rows go (the first session); ``window_tokens``
-    the newest messages plus the new message; ``max_summary_tokens`` the running summary's cap;
-    ``summarize_over`` fold the stored recent messages into the summary past this, keeping ``window_tokens``
-    (default ``max(800, 2 * window_tokens)``: fewer, larger calls); ``retrieval_tokens`` the retrieved section
-    for a message that asks, grown to ``retrieval_share`` of the tokens written to Milvus so far (``0``:
-    fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for any other (default 0:
-    answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
-    speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
-    session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), shown
-    with each row (a question naming one gets that person's rows first; ``search_named``: searched apart,
-    fused); ``vocabulary.k`` (None: off) widens a search by words with each asked word's nearest words
-    of the conversation, names left out; ``embed_reply_parts`` parts of a long reply embedded (``None``:
-    all). ``log``: a ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits. ValueError: a budget
-    below 1 or a negative setting; InvalidIdError: an unsafe id."""
+    tokens): ``store``, ``user_id``, ``session_id`` (the first session's); ``window_tokens`` the newest
+    messages and the new one; ``max_summary_tokens`` the summary's cap; ``summarize_over`` fold recent
+    messages into it past this, keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer,
+    larger calls); ``retrieval_tokens`` the retrieved section for a message that asks, grown to
+    ``retrieval_share`` of the tokens in Milvus (``0``: fixed; ``retrieval_budget``);
+    ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
+    speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
+    name), shown with each row (a question naming one gets their rows first; ``search_named``: searched apart,
+    fused); ``vocabulary.k`` (None: off) widens a search by words with each asked word's nearest words, names
+    left out; ``embed_reply_parts`` parts of a long reply embedded (``None``: all). ``log``: a ``LayeredTurn``
+    a turn; ``last_retrieved``: the latest hits. ValueError (naming a setting out of range; a budget a Milvus
+    search cannot serve) or InvalidIdError when made, never mid-chat."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
@@ -159,31 +145,25 @@ class LayeredMemory:
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
                  neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
                  embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
-        most = 20 * MAX_TOP_K + 19  # a budget's candidates (``candidates``) stay within a search's top-k
-        for setting, value, low, high in (("window_tokens", window_tokens, 1, None),
-                                          ("max_summary_tokens", max_summary_tokens, 1, None),
-                                          ("retrieval_tokens", retrieval_tokens, 1, most),
-                                          ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most),
-                                          ("summarize_over", summarize_over or 1, 1, None),
-                                          ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
-                                          ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most)):
+        most = 20 * MAX_TOP_K + 19  # the largest budget whose candidates (budget // 20) a search serves
+        for setting, value, low, high in (  # refused now, not as a Milvus error at the first question
+            ("window_tokens", window_tokens, 1, 0), ("max_summary_tokens", max_summary_tokens, 1, 0),
+            ("retrieval_tokens", retrieval_tokens, 1, most), ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
+            ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most), ("summarize_over",
+            summarize_over or 1, 1, 0), ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most),
+            ("embed_reply_parts", 1 if embed_reply_parts is None else embed_reply_parts, 1, 0)):
             check_setting(setting, value, low, high)
-        if not 0 <= retrieval_share <= 1:
-            raise ValueError(f"retrieval_share must be in [0, 1], got {retrieval_share!r}")
-        if bad := {r: n for r, n in (names or {}).items() if not isinstance(n, str) or utf8_len(n) > FIELDS["name"]}:
-            raise ValueError(f"names must be str of at most {FIELDS['name']} UTF-8 bytes, got {bad}")
-        if embed_reply_parts is not None:
-            check_setting("embed_reply_parts", embed_reply_parts, 1)
-        self.store, self.names, self.embed_reply_parts = store, names, embed_reply_parts
-        self.user_id = validate_id(user_id, "user id")
+        if not 0 <= retrieval_share <= 1 or any(utf8_len(n) > FIELDS["name"] for n in (names or {}).values()):
+            raise ValueError(f"need retrieval_share in [0, 1], names of at most {FIELDS['name']} bytes "
+                             f"(the name column), got {retrieval_share!r}, {names!r}")
+        self.store, self.names, self.user_id = store, names, validate_id(user_id, "user id")
         self.start_session(session_id, date=session_date)  # checks the id and the date; round 1
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens, self.other_speaker = 0, OtherSpeaker()  # stored: tokens in Milvus
-        self.log: list[LayeredTurn] = []
-        self.last_retrieved: list[Hit] = []
+        self.stored_tokens, self.other_speaker, self.embed_reply_parts = 0, OtherSpeaker(), embed_reply_parts
+        self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
         self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
         self.vocabulary = WordNeighbours(store, names, None)  # words searched as asked (k=3: an option)
 
@@ -194,9 +174,8 @@ class LayeredMemory:
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:
-        """A new session (on ``date``, ISO: else ValueError): window and summary start empty; returns ``[]``."""
-        if date:
-            datetime.fromisoformat(date)  # refused now, not at the first write
+        """A new session (on ``date``, ISO, else ValueError): window and summary start empty; returns []."""
+        date and datetime.fromisoformat(date)  # refused now, not at the first write
         self.session_id, self.round, self.session_date = validate_id(session_id, "session id"), 1, date
         return []
 
@@ -245,7 +224,6 @@ class LayeredMemory:
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
-        # a user message: stored lines are data, never the system prompt's instructions (memory_block)
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -260,11 +238,9 @@ class LayeredMemory:
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         self.vocabulary.add(m.text for m in new)  # kept where the store searches by words
-        stored = each_once(stored)
-        step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
-        if step is not None:
-            turn.summary_calls += 1
-            stored = step.messages
+        stored = each_once(stored)  # a turn run again: each message once
+        if step := summarize_step(model, stored, self.trigger, self.max_summary_tokens):
+            turn.summary_calls, stored = turn.summary_calls + 1, step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
         self._turn, self.round = None, self.round + len(said)

@@ -90,8 +90,8 @@ class PartWriter:
         return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all); raises what
-        embedding or Milvus raise, the parts then waiting again."""
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all); if
+        embedding or Milvus raise, they wait again."""
         with self._lock:
             cut = len(self.waiting) if limit is None else limit
             rows, self.waiting = self.waiting[:cut], self.waiting[cut:]

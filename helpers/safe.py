@@ -23,15 +23,6 @@ def validate_id(value: str, what: str = "user id") -> str:
         raise InvalidIdError(str(exc).replace("session id", what, 1)) from None
 
 
-def check_setting(name: str, value: object, low: int, high: int | None = None) -> int:
-    """``value`` if an int (not a bool) in ``low..high`` (``None``: unbounded), else ValueError naming ``name``:
-    a setting refused when made, never a Milvus error mid-chat."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or high is not None and value > high:
-        raise ValueError(f"{name} must be >= {low}{f' and <= {high}' if high is not None else ''} (an int), "
-                         f"got {value!r}")
-    return value
-
-
 def filter_literal(value: str) -> str:
     """``value`` quoted as a Milvus literal, ``\\ " \\n \\r \\t`` escaped; TypeError for a non-str."""
     if not isinstance(value, str):

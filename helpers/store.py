@@ -10,19 +10,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from helpers.config import check_setting
+from helpers.history import in_order
 from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
     MAX_TOP_K,
     bounded_text,
-    check_setting,
     eq_filter,
     in_filter,
     split_utf8,
     utf8_len,
     validate_id,
 )
-from helpers.text import in_order, is_blank, nfc, utc_time
+from helpers.text import is_blank, nfc, utc_time
 
 DEFAULT_COLLECTION = "conversation_memory"
 DEFAULT_NLIST = 128  # IVF_FLAT cells per segment
@@ -92,9 +93,8 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         if embeddings is None:
             raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
                             "Embeddings, got None (helpers.course.milvus.open_store picks the course's)")
-        for setting, value, low, high in (("max_chunk_bytes", max_chunk_bytes, 4, CONTENT_MAX_BYTES), (
-                "nlist", nlist, 1, 65536), ("nprobe", nprobe, 1, 65536), ("flush_every", flush_every or 1, 1, None)):
-            check_setting(setting, value, low, high)  # Milvus's limits (IVF_FLAT), refused before any call
+        check_setting("max_chunk_bytes", max_chunk_bytes, 4, CONTENT_MAX_BYTES)
+        check_setting("nlist", nlist, 1, 65536), check_setting("nprobe", nprobe, 1, 65536)  # Milvus's limits
         self.client, self.collection, self.embeddings, self.uri, self.kind = (
             client, collection, embeddings, uri, kind)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
@@ -229,7 +229,7 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
         return self._count(self._where(user_id) if user_id is not None else "")
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every row of ``user_id``, their parts ``waiting`` too (never written later); returns how many
+        """Delete every row of ``user_id`` and their parts ``waiting`` (never written later); returns how many
         rows went. Counted ``"Strong"``: a 2.3 server's delete leaves a session's read timestamp behind."""
         where = self._where(user_id)
         with self._lock:
@@ -269,23 +269,21 @@ class MemoryStore(PartWriter, contextlib.AbstractContextManager):
             self._unflushed = 0
         return time.perf_counter() - began
 
-    def drop(self) -> None:  # delete the collection and what waits (released first: Lite prints FAISS warnings)
+    def drop(self) -> None:  # delete the collection, what waits too (released first: Lite's FAISS warnings)
         with contextlib.suppress(Exception):
             self.client.release_collection(self.collection, timeout=self.timeout)
         self.client.drop_collection(self.collection, timeout=self.timeout)
         self._closed_by, self.waiting = "drop()", []
 
     def close(self) -> None:
-        """Write the parts ``waiting`` (``catch_up``), then close the client; later calls raise StoreClosedError
-        (Lite keeps its lock). If they cannot be written: MilvusStoreError naming each, the store left open."""
-        if self.waiting and not self._closed_by:
-            try:
-                self.catch_up()
-            except Exception as exc:
-                raise MilvusStoreError(
-                    f"{len(self.waiting)} parts waiting were not written ({type(exc).__name__}: {exc}), so the "
-                    f"store is still open: {', '.join(row['id'] for row in self.waiting)}. Fix the cause and "
-                    "close() again (or store.waiting.clear(), then close(), to give them up).") from exc
+        """Write the parts ``waiting`` (``catch_up``), close the client; later calls raise StoreClosedError
+        (Lite keeps its lock). MilvusStoreError naming each part it could not write: the store stays open."""
+        try:
+            self.catch_up() if self.waiting and not self._closed_by else None
+        except Exception as exc:
+            ids = ", ".join(row["id"] for row in self.waiting)
+            raise MilvusStoreError(f"Parts waiting not written ({exc!r}), so the store stays open: {ids}. "
+                                   "Fix the cause, close() again (waiting.clear(): give them up).") from exc
         self._closed_by = self._closed_by or "close()"
         with contextlib.suppress(Exception):
             self.client.close()

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
 
+from helpers.config import check_setting
 from helpers.history import each_once
 from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
-from helpers.safe import check_setting
 from helpers.text import is_blank, memory_block, memory_body, nfc
 from helpers.tokens import count_text_tokens, count_tokens, cut_to_tokens, default_counter
 from helpers.window import newest_fitting

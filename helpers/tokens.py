@@ -34,11 +34,10 @@ _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2
 # per 512-px tile (765 at 1024x1024). A URL gives no size: other images, audio, files count 765.
 IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS = 85, 765
 _NON_COUNTED_BLOCK_TYPES = {"text", "reasoning", "thinking"}
-#: Blocks of a tool call -> the key of its arguments: LangChain v1 (``langchain_core.messages.content``),
-#: Anthropic, OpenAI Responses. Counted as OpenAI counts ``tool_calls``: their name and arguments as JSON.
-_CALL_ARGS = {"tool_call": "args", "invalid_tool_call": "args", "server_tool_call": "args", "tool_use": "input",
-              "server_tool_use": "input", "function_call": "arguments"}
-#: Blocks of a tool's result -> the key of its content, counted as a ``ToolMessage``'s content (text; blocks).
+#: Tool blocks -> the key of what they carry. A call's arguments (LangChain v1 ``tool_call``, Anthropic
+#: ``tool_use``, OpenAI ``function_call``) count as OpenAI's ``tool_calls`` JSON, a result as a ToolMessage.
+_CALL_ARGS = {"tool_call": "args", "invalid_tool_call": "args", "server_tool_call": "args",
+              "tool_use": "input", "server_tool_use": "input", "function_call": "arguments"}
 _RESULT = {"tool_result": "content", "server_tool_result": "output", "function_call_output": "output"}
 _ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _warned_models: set[str] = set()
@@ -95,8 +94,8 @@ def get_encoding(model: str | None = None) -> tiktoken.Encoding:
 
 
 def non_text_block_tokens(block: Any) -> int:
-    """Estimated tokens (int) of one content block beyond its text (``message_text``): ``0`` for strings,
-    text, reasoning (not sent) and tool-call blocks; a tool result's blocks inside it; ``IMAGE_LOW_DETAIL_TOKENS``
+    """Estimated tokens (int) of one content block besides its text (``message_text``): ``0`` for strings,
+    text, reasoning (not sent) and tool calls; a tool result's blocks inside it; ``IMAGE_LOW_DETAIL_TOKENS``
     for an image at ``detail="low"``; else ``NON_TEXT_BLOCK_TOKENS``: no image or file slips past a budget."""
     kind = block.get("type") if isinstance(block, dict) else "text"
     if kind in _NON_COUNTED_BLOCK_TYPES or kind in _CALL_ARGS:
@@ -111,26 +110,22 @@ def non_text_block_tokens(block: Any) -> int:
     return IMAGE_LOW_DETAIL_TOKENS if low else NON_TEXT_BLOCK_TOKENS
 
 
-def _block_text(block: Any) -> str:  # a string, a text block's text, a tool result's text (its text blocks)
+def _block_text(block: Any) -> str:  # a string, a text block's text, a tool result's (its text blocks)
     kind = block.get("type") if isinstance(block, dict) else None
     if kind in _RESULT:
         inside = block.get(_RESULT[kind])
-        if not isinstance(inside, str | list):  # a server tool's output: its JSON
-            return "" if inside is None else json.dumps(inside, ensure_ascii=False, default=str)
-        return inside if isinstance(inside, str) else "".join(map(_block_text, inside))
+        return "".join(map(_block_text, inside)) if isinstance(inside, list) else str(inside or "")
     return block if isinstance(block, str) else str(block.get("text", "")) if kind == "text" else ""
 
 
 def message_text(message: BaseMessage) -> str:
-    """What a message is counted by besides its other blocks, NFC: its text (string content or text blocks),
-    tool results' text, and its tool calls (``tool_calls``, and tool-call blocks of another id: LangChain v1's
-    ``tool_call``, Anthropic's ``tool_use`` ...) as the JSON of their names and arguments, as OpenAI's."""
-    content = message.content
-    blocks = [] if isinstance(content, str) else content
-    calls = [{"name": c["name"], "args": c["args"]} for c in getattr(message, "tool_calls", None) or []]
-    known = {c.get("id") for c in getattr(message, "tool_calls", None) or []}
-    calls += [{"name": b.get("name", ""), "args": b.get(_CALL_ARGS[b["type"]], {})} for b in blocks if isinstance(
-        b, dict) and b.get("type") in _CALL_ARGS and (b.get("id") is None or b.get("id") not in known)]
+    """The text a message is counted by (NFC): its text, its tool results' text, its tool calls
+    (``tool_calls``, tool-call blocks of other ids) as the JSON of their names and arguments, as OpenAI's."""
+    content, tool_calls = message.content, getattr(message, "tool_calls", None) or []
+    blocks, known = [] if isinstance(content, str) else content, {c.get("id") for c in tool_calls} - {None}
+    calls = [{"name": c["name"], "args": c["args"]} for c in tool_calls] + [
+        {"name": b.get("name", ""), "args": b.get(_CALL_ARGS[b["type"]], {})} for b in blocks
+        if isinstance(b, dict) and b.get("type") in _CALL_ARGS and b.get("id") not in known]
     text = content if isinstance(content, str) else "".join(map(_block_text, blocks))
     return nfc(text + (json.dumps(calls, ensure_ascii=False) if calls else ""))
 

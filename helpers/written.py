@@ -22,11 +22,11 @@ from typing import Literal
 import numpy as np
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from helpers.config import check_setting
 from helpers.history import each_once
 from helpers.kinds import asks
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import step_messages
-from helpers.safe import check_setting
 from helpers.text import is_blank, memory_block
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"

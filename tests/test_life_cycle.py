@@ -213,7 +213,8 @@ def test_a_written_turn_run_again_after_a_refused_decision_writes_each_fact_once
     assert [f.text for f in memory.store.facts.values()] == ["I live in Jeonju."]
     memory.after_turn(None, stored)  # run again: the first fact is not decided again
     assert calls == ["I live in Jeonju.", "My dog is called Bori.", "My dog is called Bori."]
-    assert sorted(f.text for f in memory.store.facts.values()) == ["I live in Jeonju.", "My dog is called Bori."]
+    assert sorted(f.text for f in memory.store.facts.values()) == ["I live in Jeonju.",
+                                                                   "My dog is called Bori."]
 
 
 def test_a_file_history_turn_added_again_holds_each_message_once(tmp_path, model):
@@ -245,7 +246,7 @@ def test_tool_calls_and_results_cost_the_same_in_openai_langchain_and_anthropic_
     anthropic = count_message_tokens(AIMessage([{"type": "tool_use", "id": "call_1", "name": "get_weather",
                                                  "input": {"city": "Seoul"}}]))
     both = count_message_tokens(AIMessage([{"type": "tool_use", "id": "call_1", "name": "get_weather",
-                                            "input": {"city": "Seoul"}}], tool_calls=[CALL]))  # ChatAnthropic's
+                                            "input": {"city": "Seoul"}}], tool_calls=[CALL]))  # ChatAnthropic
     assert openai == langchain_v1 == anthropic == both == 23  # not 765 a block, not twice
     result = count_message_tokens(ToolMessage("Sunny, 21 C", tool_call_id="call_1"))
     as_block = count_message_tokens(HumanMessage([{"type": "tool_result", "tool_use_id": "call_1",
@@ -286,7 +287,8 @@ def strategies(store):
 
     return [FullHistory(), LastN(4), CountWindow(4), TokenWindow(2000), SteppedTokenWindow(),
             RunningSummary(CountTrigger()), RetrievalMemory(store, "hal", "s1"),
-            LayeredMemory(store, "hal", "s1"), WrittenMemory(HashEmbeddings(DIM), rules.extract, rules.decide)]
+            LayeredMemory(store, "hal", "s1"),
+            WrittenMemory(HashEmbeddings(DIM), rules.extract, rules.decide)]
 
 
 def test_an_image_sent_with_the_question_reaches_every_strategys_prompt(lite_uri, model):
@@ -299,7 +301,8 @@ def test_an_image_sent_with_the_question_reaches_every_strategys_prompt(lite_uri
             question = HumanMessage([{"type": "text", "text": "What did I buy on this receipt?"}, IMAGE],
                                     id="t2-user")
             sent = memory.prompt(SYSTEM, kept, question)[-1]
-            assert IMAGE in sent.content and sent.text.endswith("What did I buy on this receipt?"), memory.name
+            assert IMAGE in sent.content, memory.name
+            assert sent.text.endswith("What did I buy on this receipt?"), memory.name
     finally:
         store.drop()
 
@@ -342,7 +345,7 @@ def test_settings_that_would_fail_mid_chat_are_refused_when_made_naming_the_sett
                    "names": lambda: LayeredMemory(store, "jo", names={"user": "가" * 30}),
                    "Invalid isoformat": lambda: LayeredMemory(store, "jo", session_date="last Tuesday"),
                    "top_k": lambda: RetrievalMemory(store, "jo", top_k=5000),
-                   "min_score": lambda: RetrievalMemory(store, "jo", min_score=2),
+                   "first_round": lambda: RetrievalMemory(store, "jo", first_round=-1),
                    "nprobe": lambda: new_store(lite_uri, nprobe=0),
                    "max_summary_tokens": lambda: RunningSummary(TokenTrigger(), max_summary_tokens=0),
                    "keep_tokens": lambda: TokenTrigger(200, -1),
