@@ -4,7 +4,8 @@ e5 reads 512 tokens of a text; a longer one's windows are averaged, so a fact in
 the mean. A message is stored as parts of at most ``max_chunk_bytes`` UTF-8 bytes (``PART_MAX_BYTES``: one
 e5 window, even code), a row each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
 Embedding a pasted file of 40 parts at once takes seconds, so at most ``embed_parts`` parts are embedded a
-call, oldest first; the others wait, not found until then. Measured: docs/design-notes.md, "Long messages"."""
+call, oldest first; the others wait, not found until then, forgotten with their user, written at close (a
+row's life: docs/design-notes.md, "The life of a stored row"; measured: "Long messages")."""
 
 import contextlib
 import threading
