@@ -17,6 +17,7 @@ an estimate of what a provider counts. Dollars are per million tokens (``/MTok``
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
+from helpers import tokens
 from helpers.config import project_root
 from helpers.memory import Prompt, label
 from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, TOKENS_PER_MESSAGE, count_tokens, encode_text
@@ -61,14 +63,17 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
 
 
 def prompt_token_ids(messages: Sequence[BaseMessage], model: str | None = None) -> list[int]:
-    """The prompt as one token sequence (ints): per message, the framing tokens (as ``-1``), its
-    role and its text (tool calls as their JSON). Reply priming is left out: it ends every prompt,
-    so it is never part of a shared prefix."""
+    """The prompt as one token sequence (ints), as ``count_tokens`` counts it: per message, the framing
+    tokens (as ``-1``), its role, its text (``tokens.message_text``: tool calls as their JSON), its other
+    blocks (an image: as many ids < -1 as its tokens, from a hash of the block: a changed image is not the
+    cached one) and its name. Reply priming is left out: it ends every prompt, never in a shared prefix."""
     ids: list[int] = []
     for m in messages:
-        text = m.text + (json.dumps([{"name": c["name"], "args": c["args"]} for c in m.tool_calls],
-                                    ensure_ascii=False) if getattr(m, "tool_calls", None) else "")
-        ids += _message_ids(ROLE_NAMES.get(m.type, m.type), text, model)
+        ids += _message_ids(ROLE_NAMES.get(m.type, m.type), tokens.message_text(m), model)
+        for block in [] if isinstance(m.content, str) else m.content:  # its own ids, while it stays the same
+            digest = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode()).digest()
+            ids += [-2 - int.from_bytes(digest[:7], "little")] * tokens.non_text_block_tokens(block)
+        ids += [-1, *encode_text(m.name, model)] if m.name else []
     return ids
 
 

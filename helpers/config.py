@@ -36,6 +36,14 @@ def milvus_kind(uri: str) -> str:
     return ("cloud" if "zilliz" in uri else "server") if network else "lite"
 
 
+def check_setting(name: str, value: object, low: int, high: int | None = None) -> int:
+    """``value`` if an int (not a bool) in ``low..high`` (``None`` or 0: no bound), else ValueError naming
+    ``name``: a setting refused when made, not as an error mid-chat."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (high or value):
+        raise ValueError(f"{name} must be >= {low}{f' and <= {high}' if high else ''}, an int: got {value!r}")
+    return value
+
+
 def short_path(path: str) -> str:
     """``path`` relative to the project root when it is inside it, else unchanged."""
     resolved, root = Path(path).resolve(), project_root()

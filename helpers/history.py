@@ -65,20 +65,53 @@ def utf8_encode(text: str, what: str = "the text") -> bytes:
                          "'replace').decode() puts '?' in its place.") from None
 
 
+def message_key(m: BaseMessage, *where: object) -> tuple:
+    """What makes two messages one: the same id, role and text (replay's ``t3-user``: a turn run again after a
+    failed call), or without an id the same ``where`` (e.g. session and round), role and text, else object."""
+    return (m.id, m.type, m.text) if m.id else (*where, m.type, m.text) if where else (id(m),)
+
+
+def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` without repeats (``message_key``), first kept: "ok" said twice, two messages, stays."""
+    seen: set = set()
+    return [m for m in messages if (key := message_key(m)) not in seen and not seen.add(key)]
+
+
+class WrittenTurns(dict[tuple[str, int], tuple[str, ...]]):
+    """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
+    a message written (``history.message_key``; without an id: its session, round, role and text)?"""
+
+    def add(self, session_id: str, round_number: int, *messages: BaseMessage) -> None:
+        self[(session_id, round_number)] = tuple(m.id for m in messages if m.id)
+        keys = vars(self).setdefault("seen", set())  # every message written, by message_key
+        keys.update(message_key(m, session_id, round_number) for m in messages)
+
+    def has(self, session_id: str, round_number: int, message: BaseMessage) -> bool:
+        return message_key(message, session_id, round_number) in vars(self).get("seen", ())
+
+    def sources(self, hits: Sequence) -> tuple[str, ...]:  # the hits' message ids
+        return tuple(i for h in hits for i in self.get((h.session_id, h.round), ()))
+
+
+def in_order(name: str) -> tuple:
+    """Sort key of ids: digits as numbers ("session-9" before "session-10"), ties ("s-01") by text."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))], name
+
+
 def default_directory() -> Path:
     """``helpers.config.runtime_dir() / "history"`` (``FileHistory`` creates it when needed)."""
     return runtime_dir() / "history"
 
 
 def list_sessions(directory: str | Path | None = None) -> list[str]:
-    """Sorted session ids with a history file in ``directory`` (default ``default_directory()``);
-    ``[]`` if the folder does not exist. Files are not opened, so a damaged one is still listed."""
+    """Session ids with a history file in ``directory`` (default ``default_directory()``), sorted by
+    ``text.in_order``; ``[]`` if the folder does not exist. Files are not opened: a damaged one is listed."""
     folder = Path(directory) if directory is not None else default_directory()
     ids = []
     for path in folder.glob("*.json") if folder.is_dir() else ():
         with contextlib.suppress(InvalidSessionIdError):  # not ours (temp files start with '.')
             ids.append(validate_session_id(path.name[: -len(".json")]))
-    return sorted(ids)
+    return sorted(ids, key=in_order)
 
 
 class FileHistory(BaseChatMessageHistory):
@@ -112,10 +145,11 @@ class FileHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several at
-        once). Nothing written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
+        once), each once (``each_once``: a message with an id already stored is not added again). Nothing
+        written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
         new = _check_messages(messages)
         with self._locked():
-            self._write(self._read() + new)
+            self._write(each_once(self._read() + new))
 
     def replace(self, messages: Sequence[BaseMessage]) -> None:
         """Swap the history for ``messages`` (may be empty) in one atomic write; errors as ``add_messages``.

@@ -5,20 +5,22 @@
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
 
-Summary and retrieved section are user messages holding a ``memory_block``: data from the past, never the
-system prompt's instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date.
-LangChain has each layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not their
-budgets per section."""
+Summary and retrieved section are user messages holding a ``memory_block``: data, never the system prompt's
+instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each
+layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not budgets per section."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
+from helpers.config import check_setting
+from helpers.history import each_once
 from helpers.kinds import (
     SEARCHED_KINDS,
     OtherSpeaker,
@@ -29,7 +31,7 @@ from helpers.kinds import (
 )
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
-from helpers.store import Hit, MemoryStore, split_utf8, validate_id
+from helpers.store import FIELDS, MAX_TOP_K, Hit, MemoryStore, split_utf8, utf8_len, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
 from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
@@ -58,19 +60,17 @@ class LayeredTurn:
 
 class LayeredMemory:
     """Window + running summary + retrieval within a token budget, as a ``MemoryStrategy``. Args (budgets in
-    tokens): ``store``, ``user_id``, ``session_id`` where the rows go (the first session); ``window_tokens``
-    the newest messages plus the new message; ``max_summary_tokens`` the running summary's cap;
-    ``summarize_over`` fold the stored recent messages into the summary past this, keeping ``window_tokens``
-    (default ``max(800, 2 * window_tokens)``: fewer, larger calls); ``retrieval_tokens`` the retrieved section
-    for a message that asks, grown to ``retrieval_share`` of the tokens written to Milvus so far (``0``:
-    fixed; the rule: ``retrieval_budget``); ``statement_retrieval_tokens`` for any other (default 0:
-    answered from the window and the summary); ``neighbours_of`` the top this-many hits each bring their
-    speaker's nearest statement before and after (a fact told over two messages); ``session_date`` the first
-    session's ISO date (``start_session`` sets later ones); ``names`` the speakers' (role -> name), shown
-    with each row (a question naming one gets that person's rows first: ``prefer``); ``embed_reply_parts``
-    parts of a long reply embedded (``None``:
-    all). ``log``: a ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits. ValueError: a budget
-    below 1 or a negative setting; InvalidIdError: an unsafe id."""
+    tokens): ``store``, ``user_id``, ``session_id`` (the first session's); ``window_tokens`` the newest
+    messages and the new one; ``max_summary_tokens`` the summary's cap; ``summarize_over`` fold recent
+    messages into it past this, keeping ``window_tokens`` (default ``max(800, 2 * window_tokens)``: fewer,
+    larger calls); ``retrieval_tokens`` the retrieved section for a message that asks, grown to
+    ``retrieval_share`` of the tokens in Milvus (``0``: fixed; ``retrieval_budget``);
+    ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
+    speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
+    name), shown with each row (a question naming one gets their rows first: ``prefer``);
+    ``embed_reply_parts`` parts of a long reply embedded (``None``: all). ``log``: a ``LayeredTurn``
+    a turn; ``last_retrieved``: the latest hits. ValueError (naming a setting out of range; a budget a Milvus
+    search cannot serve) or InvalidIdError when made, never mid-chat."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
@@ -83,25 +83,25 @@ class LayeredMemory:
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
                  neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
                  embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
-        if min(window_tokens, max_summary_tokens, retrieval_tokens) < 1:
-            raise ValueError("window_tokens, max_summary_tokens and retrieval_tokens must be >= 1, "
-                             f"got {window_tokens}, {max_summary_tokens}, {retrieval_tokens}")
-        if statement_retrieval_tokens < 0 or neighbours_of < 0 or not 0 <= retrieval_share <= 1:
-            raise ValueError("statement_retrieval_tokens and neighbours_of must be >= 0 and "
-                             f"retrieval_share in [0, 1], got {statement_retrieval_tokens}, "
-                             f"{neighbours_of}, {retrieval_share}")
-        if embed_reply_parts is not None and (type(embed_reply_parts) is not int or embed_reply_parts < 1):
-            raise ValueError(f"embed_reply_parts must be an int >= 1 or None, got {embed_reply_parts!r}")
-        self.store, self.session_date, self.names = store, session_date, names
-        self.embed_reply_parts = embed_reply_parts
-        self.user_id, self.session_id = validate_id(user_id, "user id"), validate_id(session_id, "session id")
+        most = 20 * MAX_TOP_K + 19  # the largest budget whose candidates (budget // 20) a search serves
+        for setting, value, low, high in (  # refused now, not as a Milvus error at the first question
+            ("window_tokens", window_tokens, 1, 0), ("max_summary_tokens", max_summary_tokens, 1, 0),
+            ("retrieval_tokens", retrieval_tokens, 1, most), ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
+            ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most), ("summarize_over",
+            summarize_over or 1, 1, 0), ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most),
+            ("embed_reply_parts", 1 if embed_reply_parts is None else embed_reply_parts, 1, 0)):
+            check_setting(setting, value, low, high)
+        if not 0 <= retrieval_share <= 1 or any(utf8_len(n) > FIELDS["name"] for n in (names or {}).values()):
+            raise ValueError(f"need retrieval_share in [0, 1], names of at most {FIELDS['name']} bytes "
+                             f"(the name column), got {retrieval_share!r}, {names!r}")
+        self.store, self.names, self.user_id = store, names, validate_id(user_id, "user id")
+        self.start_session(session_id, date=session_date)  # checks the id and the date; round 1
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens, self.other_speaker, self.round = 0, OtherSpeaker(), 1  # stored: tokens in Milvus
-        self.log: list[LayeredTurn] = []
-        self.last_retrieved: list[Hit] = []
+        self.stored_tokens, self.other_speaker, self.embed_reply_parts = 0, OtherSpeaker(), embed_reply_parts
+        self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
         self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
@@ -111,7 +111,8 @@ class LayeredMemory:
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:
-        """A new session (on ``date``, ISO): window and summary start empty; returns ``[]``."""
+        """A new session (on ``date``, ISO, else ValueError): window and summary start empty; returns []."""
+        date and datetime.fromisoformat(date)  # refused now, not at the first write
         self.session_id, self.round, self.session_date = validate_id(session_id, "session id"), 1, date
         return []
 
@@ -149,7 +150,7 @@ class LayeredMemory:
     def _retrieve(self, question: str, window: Sequence[BaseMessage]) -> HumanMessage | None:
         budget = self.retrieval_budget(question)
         self._turn.retrieved = self.last_retrieved = []
-        if budget < 1:
+        if budget < 1 or is_blank(question):  # nothing to read: nothing to search by
             return None
         calls = self.store.embedding_calls
         in_window = {normalized(m.text) for m in window}
@@ -166,26 +167,27 @@ class LayeredMemory:
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
-        # a user message: stored lines are data, never the system prompt's instructions (memory_block)
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
-        turn, new = self._turn or LayeredTurn(round=self.round), step_messages(stored)
+        turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
+        new = [m for i, m in enumerate(said) if not self._written.has(self.session_id, self.round + i, m)]
         calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
-        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, new,
+        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, said,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
+        stored = each_once(stored)  # a turn run again: each message once
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
             turn.summary_calls += 1
             stored = step.messages
         turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
-        self._turn, self.round = None, self.round + len(new)
+        self._turn, self.round = None, self.round + len(said)
         return list(stored)
 
 
@@ -216,7 +218,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
     bound; a long message's first part now, the rest wait for room left over), of an assistant's message
     only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
-    appended to ``skipped``. Returns the ids of the stored parts."""
+    appended to ``skipped``; one already ``written`` (a turn run again) is not stored twice. Returns the ids
+    of the stored parts."""
     calls = store.embedding_calls
     to_store: list[_ToStore] = []
     for number, message in enumerate(messages, start=first_round):
@@ -224,6 +227,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
             why = "blank text, not stored (nothing to find by meaning)"
             if skipped is not None:
                 skipped.append(f"{message.id or message.type}: {why}")
+            continue
+        if written.has(session_id, number, message):  # a turn run again: stored the first time
             continue
         text, speaker = nfc(message.text), "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:

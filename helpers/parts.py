@@ -4,7 +4,8 @@ e5 reads 512 tokens of a text; a longer one's windows are averaged, so a fact in
 the mean. A message is stored as parts of at most ``max_chunk_bytes`` UTF-8 bytes (``PART_MAX_BYTES``: one
 e5 window, even code), a row each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
 Embedding a pasted file of 40 parts at once takes seconds, so at most ``embed_parts`` parts are embedded a
-call, oldest first; the others wait, not found until then. Measured: docs/design-notes.md, "Long messages"."""
+call, oldest first; the others wait, not found until then, forgotten with their user, written at close (a
+row's life: docs/design-notes.md, "The life of a stored row"; measured: "Long messages")."""
 
 import contextlib
 import threading
@@ -13,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
+from helpers.collection import MilvusStoreError
 from helpers.safe import bounded_text, split_utf8, utf8_len
 from helpers.text import is_blank, nfc, utc_iso
 
@@ -86,16 +88,25 @@ class PartWriter:
             with self._lock:
                 self.waiting, cut = self.waiting + rows[1:kept], embed_parts - 1
                 rows, self.waiting = rows[:1] + rows[kept:] + self.waiting[:cut], self.waiting[cut:]
-        self._write(rows)
+        self._write_or_wait(rows, turn)
         return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all)."""
+        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all); if
+        embedding or Milvus raise, they wait again."""
         with self._lock:
             cut = len(self.waiting) if limit is None else limit
             rows, self.waiting = self.waiting[:cut], self.waiting[cut:]
-        self._write(rows)
+        self._write_or_wait(rows)
         return len(rows)
+
+    def _write_or_wait(self, rows: list[dict], turn: str = "") -> None:  # on failure: taken ones wait again
+        try:
+            self._write(rows)
+        except BaseException:  # ``turn``'s rows (an add that failed) neither written nor waiting
+            with self._lock:
+                self.waiting = [row for row in [*rows, *self.waiting] if row["turn_id"] != turn]
+            raise
 
     @contextlib.contextmanager
     def one_insert(self):
@@ -121,3 +132,22 @@ class PartWriter:
         if due:
             self.flush()
 
+    def forget_waiting(self, user_id: str) -> None:  # their parts never written later
+        with self._lock:
+            self.waiting = [row for row in self.waiting if row["user_id"] != user_id]
+
+    def drop(self) -> None:  # delete the collection, and the parts waiting to be written with it
+        super().drop()
+        self.waiting = []
+
+    def close(self) -> None:
+        """Write the parts ``waiting`` (``catch_up``), then close the client; later calls raise
+        StoreClosedError (Lite keeps its lock). MilvusStoreError naming each part it could not write: the
+        store stays open."""
+        try:
+            self.catch_up() if self.waiting and not self._closed_by else None
+        except Exception as exc:
+            ids = ", ".join(row["id"] for row in self.waiting)
+            raise MilvusStoreError(f"Parts waiting not written ({exc!r}), so the store stays open: {ids}. "
+                                   "Fix the cause, close() again (waiting.clear(): give them up).") from exc
+        super().close()

@@ -11,9 +11,10 @@ from datetime import date as _date
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from helpers.history import WrittenTurns, in_order  # noqa: F401 - layered imports it from here
 from helpers.kinds import normalized
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
-from helpers.store import Hit, MemoryStore, Row, validate_id
+from helpers.store import MAX_TOP_K, Hit, MemoryStore, Row, check_setting, validate_id
 from helpers.text import is_blank, memory_block, nfc, nfc_message, utc_time
 
 #: The note line of the retrieved section (a heading: ends with ":"), in ``<memory source="retrieved">``.
@@ -59,8 +60,8 @@ def session_header(row: Row) -> str:
 
 def oldest_first(row: Row) -> tuple:
     """Sort key of rows in time order: the date (else the timestamp) as UTC (``store.utc_time``:
-    "09:00+09:00" is before "01:00+00:00" of the same day), then session, round."""
-    return utc_time(row.date or row.timestamp), row.session_id, row.round
+    "09:00+09:00" is before "01:00+00:00" of the same day), then session (``text.in_order``), round."""
+    return utc_time(row.date or row.timestamp), in_order(row.session_id), row.round
 
 
 def format_hits(hits: Sequence[Row], header: str = HEADER) -> str:
@@ -77,16 +78,6 @@ def format_hits(hits: Sequence[Row], header: str = HEADER) -> str:
             lines.append(session_header(row))
         lines.append(memory_line(row))
     return memory_block("retrieved", header, "\n".join(lines)) if hits else ""
-
-
-class WrittenTurns(dict[tuple[str, int], tuple[str, ...]]):
-    """(session id, round) -> ids of the messages a row came from, the sources of retrieved text."""
-
-    def add(self, session_id: str, round_number: int, *messages: BaseMessage) -> None:
-        self[(session_id, round_number)] = tuple(m.id for m in messages if m.id)
-
-    def sources(self, hits: Sequence[Row]) -> tuple[str, ...]:  # the hits' message ids
-        return tuple(i for h in hits for i in self.get((h.session_id, h.round), ()))
 
 
 @dataclass
@@ -128,6 +119,7 @@ class RetrievalMemory:
                  names: Mapping[str, str] | None = None) -> None:
         self.store, self.user_id = store, validate_id(user_id, "user id")
         self.session_id, self.round = validate_id(session_id, "session id"), first_round
+        check_setting("top_k", top_k, 1, MAX_TOP_K), check_setting("first_round", first_round, 0)  # when made
         self.top_k, self.min_score, self.all_sessions, self.names = top_k, min_score, all_sessions, names
         self.last_retrieved, self.turns_log = [], []  # list[Hit], list[RetrievalTurn]
         self._written, self._pending = WrittenTurns(), None
@@ -158,12 +150,16 @@ class RetrievalMemory:
         block = format_hits(hits)
         parts = (PromptPart(RETRIEVED, block, self._written.sources(hits)),
                  PromptPart(QUESTION, question, (new_message.id,) if new_message.id else ()))
-        message = HumanMessage(f"{block}\n\nQuestion: {question}")
+        said = new_message.content  # kept whole: its images and other blocks, its id and name
+        message = new_message.model_copy(update={"content": f"{block}\n\nQuestion: {said}" if isinstance(
+            said, str) else [{"type": "text", "text": f"{block}\n\nQuestion: "}, *said]})
         return Prompt([system, message], [part(SYSTEM, system), parts])
 
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Write ``step_messages(stored)`` (question, reply: either may lack) as round ``self.round``."""
+        """Write ``step_messages(stored)`` as round ``self.round``: once."""
         step = step_messages(stored)
+        if step and all(self._written.has(self.session_id, self.round, m) for m in step):
+            return []  # written already: a turn run again
         question = next((m.text for m in step if m.type == "human"), None)
         reply = next((m.text for m in step if m.type != "human"), None)
         turn, calls, began = self._pending, self.store.embedding_calls, time.perf_counter()

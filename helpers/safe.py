@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from helpers.history import InvalidSessionIdError, utf8_encode, validate_session_id
 
 CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
+MAX_TOP_K = 4096  # a search's top-k: it asks Milvus for 4 chunks a row, at most 16384 (Milvus docs, "Limits")
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 

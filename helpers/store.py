@@ -14,9 +14,12 @@ from helpers.collection import (  # noqa: F401 - the course imports the errors f
     MilvusStoreError,
     StoreClosedError,
 )
+from helpers.config import check_setting
+from helpers.history import in_order
 from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
+    MAX_TOP_K,
     bounded_text,
     eq_filter,
     in_filter,
@@ -85,8 +88,8 @@ class MemoryStore(PartWriter, Collection):
         if embeddings is None:
             raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
                             "Embeddings, got None (helpers.course.milvus.open_store picks the course's)")
-        if not 4 <= max_chunk_bytes <= CONTENT_MAX_BYTES:
-            raise ValueError(f"max_chunk_bytes must be 4..{CONTENT_MAX_BYTES}, got {max_chunk_bytes}")
+        check_setting("max_chunk_bytes", max_chunk_bytes, 4, CONTENT_MAX_BYTES)
+        check_setting("nlist", nlist, 1, 65536), check_setting("nprobe", nprobe, 1, 65536)  # Milvus's limits
         self.client, self.collection, self.embeddings, self.uri, self.backend = (
             client, collection, embeddings, uri, backend)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
@@ -105,10 +108,11 @@ class MemoryStore(PartWriter, Collection):
         ``min_score``; ``words``: by words too where it can (``fulltext.HybridStore``), the query's or a str.
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 4096:
-            raise ValueError(f"top_k must be an int in 1..4096, got {top_k!r}")
+        check_setting("top_k", top_k, 1, MAX_TOP_K)
         if query_vector is None and not isinstance(query, str):
             raise TypeError(f"query must be a str (the text to search by), got {query!r:.40}")
+        if query_vector is None and is_blank(query):  # nothing to read (text.is_blank): nothing found
+            return []
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
         said = words if isinstance(words, str) else query if words else None  # the text searched by words
@@ -170,15 +174,16 @@ class MemoryStore(PartWriter, Collection):
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
         """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
         return sorted(self._group(self._query(self._where(user_id, session_id), limit)),
-                      key=lambda row: (utc_time(row.timestamp), row.session_id, row.round))
+                      key=lambda row: (utc_time(row.timestamp), in_order(row.session_id), row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
         return self._count(self._where(user_id) if user_id is not None else "")
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every row of ``user_id``; returns how many went. Counted ``"Strong"``: a 2.3 server's
-        delete leaves a session's read timestamp behind, a strong read does not."""
+        """Delete every row of ``user_id`` and their parts ``waiting`` (never written later); returns how many
+        rows went. Counted ``"Strong"``: a 2.3 server's delete leaves a session's read timestamp behind."""
         where = self._where(user_id)
+        self.forget_waiting(user_id)
         if before := self._count(where, "Strong"):
             self._call("delete", filter=where)
         return before - self._count(where, "Strong") if before else 0

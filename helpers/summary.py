@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, get_buffer_string
 
+from helpers.config import check_setting
+from helpers.history import each_once
 from helpers.kinds import language_of
 from helpers.memory import COVERS_KEY, SUMMARY_ID, Prompt, label
-from helpers.text import memory_block, memory_body, nfc
+from helpers.text import is_blank, memory_block, memory_body, nfc
 from helpers.tokens import count_text_tokens, count_tokens, cut_to_tokens, default_counter
 from helpers.window import newest_fitting, next_human
 
@@ -82,6 +84,7 @@ class CountTrigger:
 
     max_messages: int = 6
     keep_messages: int = 2
+    __post_init__ = lambda self: check_setting("max_messages", self.max_messages, 0)  # noqa: E731 - when made
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         return len(messages) > self.max_messages
@@ -103,6 +106,8 @@ class TokenTrigger:
 
     max_tokens: int = 200
     keep_tokens: int = 80
+    __post_init__ = lambda self: (check_setting("max_tokens", self.max_tokens, 0),  # noqa: E731 - when made
+                                  check_setting("keep_tokens", self.keep_tokens, 0))
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         stored = ([summary] if summary is not None else []) + list(messages)  # counted once each, cached
@@ -199,7 +204,7 @@ def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger:
     except Exception as exc:
         raise SummarizationError(f"The summary call failed ({type(exc).__name__}: {exc}); the history "
                                  "was not changed.") from exc
-    if not (text := (reply.text or "").strip()):
+    if is_blank(text := (reply.text or "").strip()):
         raise SummarizationError("The model returned an empty summary; the history was not changed.")
     capped_text = cap_summary(text, max_summary_tokens)
     usage = getattr(reply, "usage_metadata", None) or {}
@@ -248,6 +253,7 @@ class RunningSummary:
     trigger: Trigger
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     summary_last: bool = False
+    __post_init__ = lambda self: check_setting("max_summary_tokens", self.max_summary_tokens, 1)  # noqa: E731
     # the system prompt of the last request built (a token trigger counts what is sent)
     _system: list = field(default_factory=list, init=False, repr=False, compare=False)
     cost_note = ("when the history passes the trigger", "a running summary + recent messages")
@@ -262,9 +268,10 @@ class RunningSummary:
         return label(build_prompt(system, stored, new_message, self.summary_last), system, new_message)
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
+        stored = each_once(stored)  # a turn run again after a failed call: each message once
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens,
                               system=self._system[0] if self._system else None)
-        return step.messages if step else list(stored)
+        return step.messages if step else stored
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage], date="") -> list[BaseMessage]:
         return list(stored)

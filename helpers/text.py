@@ -1,6 +1,6 @@
 """Text at the edges of the course's code: what enters is made one Unicode form (``nfc``), blank text is
-named (``is_blank``), ISO times are compared in UTC (``utc_time``); what memory sends back into a prompt is
-a delimited block of data (``memory_block``), never instructions.
+named (``is_blank``, the one rule), ISO times are compared in UTC (``utc_time``); what memory sends back into
+a prompt is a delimited block of data (``memory_block``), never instructions.
 
 The same Korean word typed on macOS arrives decomposed (NFD: 제 = ᄌ + ᅦ, two or three code points
 a syllable) and on Windows or Linux composed (NFC). Compared, counted, embedded or stored as they come,
@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage
 MEMORY_SOURCES = ("retrieved", "summary", "preferences", "facts")  # what a memory block may hold
 _BLOCK = re.compile(r'\A<memory source="(\w+)">\n(.*)\n</memory>\Z', re.S)
 _TAG = re.compile(r"</?memory\b", re.I)
+_READ, _FILLERS = ("L", "N", "P", "S", "Co", "Cn"), frozenset("\u115f\u1160\u3164\uffa0\u2800")  # is_blank
 
 
 def nfc(text: str) -> str:
@@ -30,18 +31,16 @@ def nfc_message(message: BaseMessage) -> BaseMessage:
     """``message`` itself if its text content is NFC, else a copy with NFC content (string content and
     the text of text blocks; other blocks as they are). The id and every other field are kept."""
     content = message.content
-    if isinstance(content, str):
-        fixed = nfc(content)
-    else:
-        fixed = [({**b, "text": nfc(b["text"])} if isinstance(b, dict) and isinstance(b.get("text"), str)
-                  else nfc(b) if isinstance(b, str) else b) for b in content]
+    fixed = nfc(content) if isinstance(content, str) else [
+        {**b, "text": nfc(b["text"])} if isinstance(b, dict) and isinstance(b.get("text"), str)
+        else nfc(b) if isinstance(b, str) else b for b in content]
     return message if fixed == content else message.model_copy(update={"content": fixed})
 
 
 def is_blank(text: str) -> bool:
-    """True for text with nothing to find by meaning: empty, or only whitespace (any Unicode space,
-    zero-width space and byte-order mark included)."""
-    return not text.replace("\u200b", "").replace("\ufeff", "").strip()
+    """True for text with nothing to read (every store and search asks): no character of the categories L, N,
+    P, S, Co, Cn but blank-looking fillers (Hangul U+115F, U+1160, U+3164, U+FFA0, braille U+2800)."""
+    return not any(unicodedata.category(c).startswith(_READ) and c not in _FILLERS for c in text)
 
 
 def utc_time(value: str) -> datetime:

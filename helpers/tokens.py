@@ -35,6 +35,11 @@ _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2
 IMAGE_LOW_DETAIL_TOKENS, NON_TEXT_BLOCK_TOKENS = 85, 765
 _NON_COUNTED_BLOCK_TYPES = {"text", "reasoning", "thinking"}
 ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}  #: type -> role sent
+#: Tool blocks -> the key of what they carry. A call's arguments (LangChain v1 ``tool_call``, Anthropic
+#: ``tool_use``, OpenAI ``function_call``) count as OpenAI's ``tool_calls`` JSON, a result as a ToolMessage.
+_CALL_ARGS = {"tool_call": "args", "invalid_tool_call": "args", "server_tool_call": "args",
+              "tool_use": "input", "server_tool_use": "input", "function_call": "arguments"}
+_RESULT = {"tool_result": "content", "server_tool_result": "output", "function_call_output": "output"}
 _warned_models: set[str] = set()
 _default_counters: dict[str | None, TokenCounter] = {}
 
@@ -89,26 +94,40 @@ def get_encoding(model: str | None = None) -> tiktoken.Encoding:
 
 
 def non_text_block_tokens(block: Any) -> int:
-    """Estimated tokens (int) of one content block: ``0`` for strings, text and reasoning blocks
-    (reasoning is not sent); ``IMAGE_LOW_DETAIL_TOKENS`` for an image at ``detail="low"``; else
-    ``NON_TEXT_BLOCK_TOKENS``, so that no image or file slips past a budget as 0 tokens."""
-    if not isinstance(block, dict) or block.get("type") in _NON_COUNTED_BLOCK_TYPES:
+    """Estimated tokens (int) of one content block besides its text (``message_text``): ``0`` for strings,
+    text, reasoning (not sent) and tool calls; a tool result's blocks inside it; ``IMAGE_LOW_DETAIL_TOKENS``
+    for an image at ``detail="low"``; else ``NON_TEXT_BLOCK_TOKENS``: no image or file slips past a budget."""
+    kind = block.get("type") if isinstance(block, dict) else "text"
+    if kind in _NON_COUNTED_BLOCK_TYPES or kind in _CALL_ARGS:
         return 0
+    if kind in _RESULT:  # its text is counted with the message's, the blocks in it here
+        inside = block.get(_RESULT[kind])
+        return sum(map(non_text_block_tokens, inside)) if isinstance(inside, list) else 0
     detail = block.get("detail")
     if isinstance(block.get("image_url"), dict):
         detail = block["image_url"].get("detail", detail)
-    low = block.get("type") in {"image", "image_url"} and detail == "low"
+    low = kind in {"image", "image_url"} and detail == "low"
     return IMAGE_LOW_DETAIL_TOKENS if low else NON_TEXT_BLOCK_TOKENS
 
 
-def _content_text(message: BaseMessage) -> str:
-    content = message.content  # a string, or content blocks whose text parts are counted
-    text = content if isinstance(content, str) else "".join(
-        b if isinstance(b, str) else str(b.get("text", "")) for b in content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
-    if tool_calls := getattr(message, "tool_calls", None):
-        text += json.dumps([{"name": c["name"], "args": c["args"]} for c in tool_calls], ensure_ascii=False)
-    return nfc(text)
+def _block_text(block: Any) -> str:  # a string, a text block's text, a tool result's (its text blocks)
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind in _RESULT:
+        inside = block.get(_RESULT[kind])
+        return "".join(map(_block_text, inside)) if isinstance(inside, list) else str(inside or "")
+    return block if isinstance(block, str) else str(block.get("text", "")) if kind == "text" else ""
+
+
+def message_text(message: BaseMessage) -> str:
+    """The text a message is counted by (NFC): its text, its tool results' text, its tool calls
+    (``tool_calls``, tool-call blocks of other ids) as the JSON of their names and arguments, as OpenAI's."""
+    content, tool_calls = message.content, getattr(message, "tool_calls", None) or []
+    blocks, known = [] if isinstance(content, str) else content, {c.get("id") for c in tool_calls} - {None}
+    calls = [{"name": c["name"], "args": c["args"]} for c in tool_calls] + [
+        {"name": b.get("name", ""), "args": b.get(_CALL_ARGS[b["type"]], {})} for b in blocks
+        if isinstance(b, dict) and b.get("type") in _CALL_ARGS and b.get("id") not in known]
+    text = content if isinstance(content, str) else "".join(map(_block_text, blocks))
+    return nfc(text + (json.dumps(calls, ensure_ascii=False) if calls else ""))
 
 
 def encode_text(text: str, model: str | None = None) -> list[int]:
@@ -145,7 +164,7 @@ def count_message_tokens(message: BaseMessage | Any, model: str | None = None) -
     if not isinstance(message, BaseMessage):
         (message,) = convert_to_messages([message])
     n = TOKENS_PER_MESSAGE + len(encode_text(ROLE_NAMES.get(message.type, message.type), model))
-    n += len(encode_text(_content_text(message), model))
+    n += len(encode_text(message_text(message), model))
     n += 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
     if message.name:
         n += TOKENS_PER_NAME + len(encode_text(message.name, model))
@@ -184,7 +203,7 @@ class TokenCounter:
     def message_tokens(self, message: BaseMessage) -> int:
         """Tokens (int) of one message, cached."""
         blocks = 0 if isinstance(message.content, str) else sum(map(non_text_block_tokens, message.content))
-        return self._cached((message.type, message.name, _content_text(message), blocks),
+        return self._cached((message.type, message.name, message_text(message), blocks),
                             lambda: count_message_tokens(message, self.model))
 
     def text_tokens(self, text: str) -> int:

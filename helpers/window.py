@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage, trim_messages
 
+from helpers.history import each_once
 from helpers.memory import Prompt, label
 from helpers.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message_tokens, default_counter
 
@@ -170,7 +171,7 @@ class StoresEverything:
         return label(self.window([system, *stored, new_message]), system, new_message)
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        return list(stored)
+        return each_once(stored)  # a turn run again (a message of the same id twice): once
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage], date="") -> list[BaseMessage]:
         return list(stored)
@@ -188,6 +189,7 @@ class LastN(StoresEverything):
     """The article's ``slice(-4)``: the last ``n`` messages of the whole request, system included."""
 
     n: int = 4
+    __post_init__ = lambda self: _check_int("n", self.n, minimum=0)  # noqa: E731 - refused when made
     cost_note = ("every turn (a slice)", "the newest messages")
     name = property(lambda self: f"last {self.n} messages (slice)")
 
@@ -200,6 +202,7 @@ class CountWindow(StoresEverything):
     """System prompt + at most ``max_messages`` newest messages, starting on a user message."""
 
     max_messages: int = 4
+    __post_init__ = lambda self: _check_int("max_messages", self.max_messages, minimum=1)  # noqa: E731
     cost_note = ("every turn (a slice)", "the newest messages")
     name = property(lambda self: f"count window ({self.max_messages} messages)")
 
@@ -215,6 +218,7 @@ class TokenWindow(StoresEverything):
 
     max_tokens: int = 200
     strict: bool = False
+    __post_init__ = lambda self: _check_int("max_tokens", self.max_tokens, minimum=1)  # noqa: E731
     cost_note = ("every turn (trim_messages)", "the newest messages within the budget")
     name = property(lambda self: f"token window ({self.max_tokens} tokens)")
 

@@ -22,9 +22,12 @@ from typing import Literal
 import numpy as np
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from helpers.config import check_setting
+from helpers.history import each_once
 from helpers.kinds import asks
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.text import memory_block
+from helpers.retrieval import step_messages
+from helpers.text import is_blank, memory_block
 from helpers.window import StoresEverything
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
@@ -105,9 +108,12 @@ class FactStore:
     def write(self, message: str, source: str, extract: Extract, decide: Decide,
               k: int = 5) -> list[Decision]:
         """Extract the facts of ``message`` and apply a decision for each against its ``k`` most similar
-        stored facts; returns the decisions."""
-        decisions = []
-        for fact in extract(message):
+        stored facts; returns the decisions. A fact ``source`` (a message id) wrote already is not decided
+        again: a turn run again after a failed call writes each fact once. Blank text: nothing to read."""
+        decisions, done = [], {d.text for s, d in self.log if source and s == source}
+        for fact in [] if is_blank(message) else extract(message):
+            if fact in done or is_blank(fact):
+                continue
             vector = self._embed([fact])[0]
             decisions.append(decision := decide(fact, self._nearest(vector, k)))
             self.apply(decision, source, vector if decision.text == fact else None)
@@ -130,6 +136,7 @@ class WrittenMemory(StoresEverything):
 
     def __init__(self, embeddings, extract: Extract, decide: Decide, top_k: int = 5,
                  keep_recent: int = 2) -> None:
+        check_setting("top_k", top_k, 1), check_setting("keep_recent", keep_recent, 0)  # refused when made
         self.store, self.extract, self.decide = FactStore(embeddings), extract, decide
         self.top_k, self.keep_recent, self.similar_k = top_k, keep_recent, 5
         self.name = f"written facts (top-{top_k})"
@@ -138,7 +145,7 @@ class WrittenMemory(StoresEverything):
     embedding_seconds = property(lambda self: self.store.embedding_seconds)
 
     def prompt(self, system, stored, new_message) -> Prompt:
-        asked = asks(new_message.text)
+        asked = asks(new_message.text) and not is_blank(new_message.text)
         found = [fact for fact, _ in self.store.search(new_message.text, self.top_k)] if asked else []
         recent = list(stored[-self.keep_recent:]) if self.keep_recent else []
         block = ([HumanMessage(format_facts(found), id=RETRIEVED_ID,
@@ -146,10 +153,10 @@ class WrittenMemory(StoresEverything):
         return label([system, *block, *recent, new_message], system, new_message)
 
     def after_turn(self, model, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
-        user = stored[-2] if len(stored) > 1 and stored[-2].type == "human" else None
-        if user is not None:
+        """Write the user message of the step (``retrieval.step_messages``: answered or not) as facts."""
+        for user in (m for m in step_messages(stored) if m.type == "human"):
             self.store.write(user.text, user.id or "", self.extract, self.decide, self.similar_k)
-        return list(stored)
+        return each_once(stored)
 
 
 def model_writer(model) -> tuple[Extract, Decide]:
