@@ -8,11 +8,13 @@ Run from the project root (public chats converted first: ``benchmarks/bench_publ
 Every conversation is replayed with full history (``helpers.evaluate.evaluate_strategy``, the offline
 stand-in). For each probe and question part it records how many sentences were ranked (n) and the best
 candidates with their scores, positions and lines. The table sweeps ``GROWTH`` in
-``threshold(n) = THRESHOLD + GROWTH * ln n`` and ``UPDATE`` (newest wins among candidates within it of the
-best): unanswerable probes answered and answerable probes answered right (the expected words quoted), per
-conversation, apart for the conversations the constants were chosen on (``CHOSEN_ON``, with the examples
-of ``benchmarks/offline_model_dev.py``) and the others. A replay of a whole BEAM
-500K chat embeds ~16,000 sentences (minutes on 2 cores); vectors are cached on disk (``.runtime/``)."""
+``threshold(n) = THRESHOLD + GROWTH * ln n`` and ``UPDATE`` (newest wins among the candidates within it
+of the best score that keep ``UPDATE_SHARE`` of its margin over the bar): unanswerable probes answered
+and answerable probes answered right (the expected words quoted), per conversation, apart for the
+conversations the constants were chosen on (``CHOSEN_ON``, with the examples of
+``benchmarks/offline_model_dev.py``) and the others. A replay of a whole BEAM 500K chat embeds ~16,000
+sentences (minutes on 2 cores); vectors are cached on disk (``.runtime/``). Recorded candidates reach
+``WIDE`` below the best only, so a sweep is close to, not exactly, what a replay gives."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from helpers.course.offline_model import GROWTH, THRESHOLD, UPDATE  # noqa: E402
+from helpers.course.offline_model import GROWTH, THRESHOLD, UPDATE, UPDATE_SHARE  # noqa: E402
 
 CACHE = ROOT / ".runtime" / "public" / "abstention"
 CONVERTED = ROOT / ".runtime" / "public" / "converted"
@@ -108,7 +110,8 @@ def reply(row: dict, growth: float, update: float) -> str | None:
     for n, near in row["parts"]:
         bar, best = THRESHOLD + growth * math.log(max(n, 1)), max((s for _, s, _ in near), default=-1.0)
         if best >= bar:
-            quoted.append(max((c for c in near if c[1] >= max(bar, best - update)), key=lambda c: c[0])[2])
+            alike = [c for c in near if best - c[1] <= update and c[1] - bar >= UPDATE_SHARE * (best - bar)]
+            quoted.append(max(alike, key=lambda c: c[0])[2])
     return " ".join(quoted) if quoted else None
 
 
@@ -143,7 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--record", action="store_true", help="replay conversations not yet cached")
     parser.add_argument("--only", nargs="*", default=None, help="conversation names")
-    parser.add_argument("--updates", type=float, nargs="*", default=[0.0, 0.005, 0.01, 0.02, 0.03])
+    parser.add_argument("--updates", type=float, nargs="*", default=[0.0, 0.01, 0.02, 0.03, 0.04, 0.05])
     args = parser.parse_args()
     from helpers.course import embeddings
 
@@ -161,7 +164,8 @@ def main() -> None:
                 print(f"recorded {name}", flush=True)
     rows = {n: json.loads((CACHE / f"{n}.json").read_text()) for n in names if (CACHE / f"{n}.json").exists()}
     growths = [g / 1000 for g in range(0, 13, 1)]
-    print(f"threshold(n) = {THRESHOLD} + GROWTH * ln n; the module's GROWTH = {GROWTH}, UPDATE = {UPDATE}.")
+    print(f"threshold(n) = {THRESHOLD} + GROWTH * ln n; the module's GROWTH = {GROWTH}, UPDATE = {UPDATE}, "
+          f"UPDATE_SHARE = {UPDATE_SHARE}.")
     print("Per cell: unanswerable probes answered / unanswerable, answerable answered right / answerable.")
     for update in args.updates:
         print(f"\nUPDATE = {update}\n{'GROWTH':<24}" + "".join(f"{g:>13.3f}" for g in growths))

@@ -15,8 +15,8 @@ Model card
   2. *Abstain by what it read.* The best score must reach ``threshold(n)``, which grows with the log
      of the n sentences ranked: among hundreds, one unrelated sentence scores high by chance. Else
      "I don't know", said as "I can only answer from the messages I was sent".
-  3. *Newest wins.* Of the sentences within ``UPDATE`` of the best, it quotes the one read last (a
-     changed fact's new value), once, and says where (``response_metadata["evidence"]``).
+  3. *Newest wins.* Of the sentences that answer about as well as the best (``UPDATE``), it quotes the
+     one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
   4. *Who said it.* A quote is attributed to who said it: the role of its message, or of its line
      ("User:", "AI:"), or, in an assistant line that quotes someone ('You told me: "..."',
      'Mia said "..."'), to the one it names.
@@ -60,7 +60,9 @@ THRESHOLD = -0.005
 # noise scores grows with log n): the bar rises by GROWTH per e-fold of n (benchmarks/bench_abstention.py).
 GROWTH = 0.008
 MAX_QUOTE = 300  # characters: an answer quotes the line its sentence is in, up to this long
-UPDATE = 0.03  # sentences within this of the best answer alike: the one read last is quoted (newest wins)
+# Newest wins: a sentence within UPDATE of the best score that keeps UPDATE_SHARE of its margin over the
+# bar answers alike; of those the one read last is quoted (benchmarks/bench_abstention.py).
+UPDATE, UPDATE_SHARE = 0.03, 0.3
 SAME = 0.95  # a summary keeps one of two facts this similar (the newer): a repeat
 # Everyday questions no sentence about the user should answer better than the question asked.
 BACKGROUND = ("What is the weather like today?", "Can you help me with something?", "How does this work?",
@@ -140,7 +142,7 @@ _KO_QUESTION = re.compile(
 )
 _KO_ASK = re.compile(r"(?:알려|말해)\s*(?:줘|주세요|줄래)")
 _INSTRUCTION = re.compile(  # a system message's words to the assistant: "You are ...", "Answer briefly."
-    r"(?i)^(?:you|your|please|answer|remember|reply|respond|be|keep|use|don't|do not|never|always|당신)\b"
+    r"(?i)^(?:당신|(?:you|your|please|answer|remember|reply|respond|be|keep|use|don't|do not|never|always)\b)"
     r"|(?:세요|십시오|하라|해라)[.!]?$"
 )
 _AND = re.compile(
@@ -310,12 +312,14 @@ def threshold(n: int) -> float:
 
 def find_answers(question: str, facts: Sequence[Sentence]) -> tuple[Sentence, float] | None:
     """(sentence, score) answering ``question``, or None: if the best by ``relevance`` reaches
-    ``threshold(len(facts))``, the one read last of those within ``UPDATE`` of it (newest wins)."""
+    ``threshold(len(facts))``, the one read last of those that answer alike (newest wins): within ``UPDATE``
+    of the best score, with at least ``UPDATE_SHARE`` of its margin over the bar."""
     scores = np.round(relevance(question, [s.text for s in facts]), SCORE_DECIMALS)  # as the store ranks
     bar = threshold(len(facts))
     if not len(scores) or scores.max() < bar:
         return None
-    i = max(i for i in range(len(facts)) if scores[i] >= max(bar, scores.max() - UPDATE))
+    best = scores.max()
+    i = int(np.flatnonzero((best - scores <= UPDATE) & (scores - bar >= UPDATE_SHARE * (best - bar)))[-1])
     return facts[i], float(scores[i])
 
 
