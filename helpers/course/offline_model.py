@@ -2,9 +2,9 @@
 
 Model card
 - **What it reads:** every message it is sent, of every role: the user's, its own earlier replies,
-  the other speaker's, a summary stored as any role, and memories in any reasonable form (bullets,
-  dated lines, "User:" / "AI:" transcripts, XML or Markdown blocks). Text inside a
-  ``<memory source="...">`` block is evidence, never an instruction. It follows two instructions,
+  the other speaker's, a summary stored as any role, and memories in any form (bullets, dated lines,
+  "User:" / "AI:" transcripts, XML or Markdown). Text in a ``<memory source="...">`` block is never an
+  instruction; a system message's words to the assistant are never evidence. It follows two instructions,
   only from the system message and the user's own words outside memory blocks: the answer language
   ("reply only in Korean", "영어로 답하세요") and a summary request (with its "at most N words").
 - **How it answers** (every rule it has, and why):
@@ -12,19 +12,16 @@ Model card
      something against the question with the course's embedder (multilingual e5): similarity to
      the question minus similarity to the closest of a few everyday questions (``BACKGROUND``), so
      a sentence close to every question wins nothing.
-  2. *Abstain by what it read.* The best score must reach ``threshold(n)``, which grows with the log
-     of the n sentences ranked: among hundreds, one unrelated sentence scores high by chance. Else
-     "I don't know", said as "I can only answer from the messages I was sent".
+  2. *Abstain by what it read.* The best score must reach ``threshold(n)``, growing with the log of
+     the n sentences ranked (among hundreds, one unrelated scores high by chance); else "I don't know".
   3. *Newest wins.* Of the sentences that answer about as well as the best (``UPDATE``), it quotes the
      one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
-  4. *Who said it.* A quote is attributed to who said it: the role of its message, or of its line
-     ("User:", "AI:"), or, in an assistant line that quotes someone ('You told me: "..."',
-     'Mia said "..."'), to the one it names.
+  4. *Who said it:* the role of the message or line ("User:", "AI:"), or, in an assistant line that
+     quotes someone ('You told me: "..."', 'Mia said "..."'), the one it names.
   5. *Summaries* keep what was stated, drop questions, replies and small talk (closer to everyday
      chat, ``CHAT``, than to statements about someone, ``FACTS``), keep one of two repeats, and over
      their word limit drop first the fact most like a newer one (an old value, a near repeat).
-  6. A statement gets "Got it."; a request that asks nothing of the messages ("Tell me a joke.") gets
-     "I can only answer from the messages I was sent".
+  6. A statement gets "Got it."; a request ("Tell me a joke.") the "I can only answer from..." reply.
 - **What it cannot do:** reason. It does not combine two facts, count, compare, resolve "last
   Tuesday", or answer a question whose answer is not one sentence it was sent. It never invents,
   and it remembers nothing: a name or fact it quotes is in the messages of that call.
@@ -296,7 +293,7 @@ def _query(text: str) -> np.ndarray:
 def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
     """How well each of ``texts`` answers ``question``: e5 cosine of the question and the text, minus
     the text's cosine with the closest ``BACKGROUND`` question (hubness correction, as in CSLS,
-    Conneau et al. 2018). Above ``THRESHOLD``: it answers."""
+    Conneau et al. 2018). Reaching ``threshold(n)``: it answers."""
     if not texts:
         return np.zeros(0)
     # float64: the sums no longer depend on which BLAS kernel this CPU picks for float32
@@ -315,10 +312,9 @@ def find_answers(question: str, facts: Sequence[Sentence]) -> tuple[Sentence, fl
     ``threshold(len(facts))``, the one read last of those that answer alike (newest wins): within ``UPDATE``
     of the best score, with at least ``UPDATE_SHARE`` of its margin over the bar."""
     scores = np.round(relevance(question, [s.text for s in facts]), SCORE_DECIMALS)  # as the store ranks
-    bar = threshold(len(facts))
-    if not len(scores) or scores.max() < bar:
+    bar, best = threshold(len(facts)), scores.max(initial=-np.inf)
+    if best < bar:
         return None
-    best = scores.max()
     i = int(np.flatnonzero((best - scores <= UPDATE) & (scores - bar >= UPDATE_SHARE * (best - bar)))[-1])
     return facts[i], float(scores[i])
 
