@@ -8,12 +8,14 @@ For every example of ``benchmarks/offline_model_dev.py`` (invented conversations
 whose answer is in it or not), the stand-in's reading and ranking (``helpers.course.offline_model``)
 gives the best sentence and its score. The table sweeps the threshold: examples answered right (the
 best sentence holds the expected word and reaches the threshold) and "don't know" right (no answer
-sent, best score below it). ``THRESHOLD`` in the module is the middle of the widest range of
-thresholds with the most right answers. It prints a table; it is not a timed test.
+sent, best score below it), with the module's ``GROWTH``: ``THRESHOLD`` is chosen with it in
+``benchmarks/bench_abstention.py`` (this table shows the small conversations alone). It prints a
+table; it is not a timed test.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -22,26 +24,20 @@ from langchain_core.messages import HumanMessage
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from offline_model_dev import EXAMPLES  # noqa: E402
 
-from helpers.course.offline_model import THRESHOLD, evidence, find_answers, read  # noqa: E402
+from helpers.course.offline_model import GROWTH, THRESHOLD, evidence, read, relevance  # noqa: E402
 
 
 def best(lines: list[str], question: str) -> tuple[str, float]:
+    """The best sentence and its score less the growth of the bar with n (``GROWTH * ln n``)."""
     facts = evidence(read([HumanMessage("\n".join(lines))])[0])
-    found = find_answers(question, facts, max_quotes=1)
-    if found:
-        return found[0][0].text, found[0][1]
-    from helpers.course.offline_model import relevance
-
-    scores = relevance(question, [s.text for s in facts])
-    return ("", float(scores.max())) if len(scores) else ("", -1.0)
+    scores = relevance(question, [s.text for s in facts]).round(4)
+    if not len(scores):
+        return "", -1.0
+    return facts[int(scores.argmax())].text, float(scores.max()) - GROWTH * math.log(len(facts))
 
 
 def main() -> None:
-    import helpers.course.offline_model as model
-
-    model.THRESHOLD = -1.0  # see every best sentence
     rows = [(expected, *best(lines, question)) for lines, question, expected in EXAMPLES]
-    model.THRESHOLD = THRESHOLD
     print(f"{len(rows)} examples, {sum(e is not None for e, _, _ in rows)} with the answer sent\n")
     print(f"{'threshold':>9} {'answered right':>14} {'dont-know right':>15} {'all right':>9}")
     results = []

@@ -89,3 +89,84 @@ EXAMPLES = [
     (["작년에 대전으로 이사 왔어요.", "회사는 세종에 있어요."], "제 취미가 뭐예요?", None),
     (["어시스턴트: 다시 오셨네요, 서준 님!", "오늘 날씨 좋네요."], "제가 누구예요?", "서준"),
 ]
+
+# Changed facts: the newer statement answers (newest wins, ``UPDATE``); the old value is not the answer.
+UPDATES = [
+    (
+        ["I live in Tromsø.", "I write software for a shipping firm.", "We moved from Tromsø to Bergen."],
+        "Which town am I in now?",
+        "Bergen",
+    ),
+    (
+        ["My car is a green Škoda.", "I bake bread on Fridays.", "I sold the Škoda; now I ride an e-bike."],
+        "What do I get around in?",
+        "e-bike",
+    ),
+    (
+        ["I teach geography at a school.", "My aunt lives in Perth.", "I left teaching to run a café."],
+        "What is my job these days?",
+        "café",
+    ),
+    (
+        ["My favourite author is Le Guin.", "I have a tortoise.", "Lately my favourite author is Ishiguro."],
+        "Who is my favourite writer?",
+        "Ishiguro",
+    ),
+    (
+        ["I'm vegan.", "My cousin flies planes.", "This year I started eating eggs again."],
+        "Do I eat eggs?",
+        "eggs again",
+    ),
+    (
+        ["저는 광주에 살아요.", "저는 간호사예요.", "지난달에 광주에서 인천으로 이사했어요."],
+        "요즘 어디 살아요?",
+        "인천",
+    ),
+    (
+        ["제 차는 은색 모닝이에요.", "주말마다 낚시를 가요.", "모닝을 팔고 이제 스쿠터를 타요."],
+        "제가 뭘 타고 다녀요?",
+        "스쿠터",
+    ),
+    (
+        ["저는 은행에서 일해요.", "제 동생은 대구에 살아요.", "은행을 그만두고 빵집을 열었어요."],
+        "지금 무슨 일 해요?",
+        "빵집",
+    ),
+    (
+        ["제가 제일 좋아하는 가수는 아이유예요.", "고양이를 키워요.", "요즘은 성시경을 제일 좋아해요."],
+        "제가 좋아하는 가수가 누구예요?",
+        "성시경",
+    ),
+    (
+        ["My sister's name is Ines.", "My sister works as a vet.", "She changed jobs: she's a pilot now."],
+        "What does my sister do for work?",
+        "pilot",
+    ),
+]
+
+# A summary keeps the statements about someone and drops small talk (``SMALL_TALK``): (line, kept?).
+SUMMARY_LINES = [
+    ("Haha, that's funny.", False),
+    ("Anyway, thanks a lot!", False),
+    ("That sounds great!", False),
+    ("Good morning!", False),
+    ("See you tomorrow!", False),
+    ("You're welcome.", False),
+    ("Sounds good, talk soon.", False),
+    ("Lol yes exactly.", False),
+    ("I guess so.", False),
+    ("큰 소식이 있어요.", False),
+    ("그렇군요, 재밌네요!", False),
+    ("정말 고마워요!", False),
+    ("네, 맞아요.", False),
+    ("I live in a flat above a bakery.", True),
+    ("My daughter is learning the violin.", True),
+    ("I work night shifts at the port.", True),
+    ("I'm allergic to cats.", True),
+    ("We adopted a greyhound called Pip.", True),
+    ("저는 부산에서 간호사로 일해요.", True),
+    ("제 남편은 요리사예요.", True),
+    ("작년에 대전으로 이사 왔어요.", True),
+    ("주말에는 등산을 가요.", True),
+    ("땅콩 알레르기가 있어요.", True),
+]

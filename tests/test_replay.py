@@ -44,7 +44,7 @@ def _defines(module: str, name: str) -> bool:
 needs_library_way = pytest.mark.skipif(not _defines("helpers.course.library_way", "LibrarySummary"),
                                        reason="helpers.course.library_way is written at the switch")
 
-UNKNOWN = "I don't know: nothing in the messages I was sent says that."
+UNKNOWN = "I don't know: I can only answer from the messages I was sent, and they don't say that."
 MADRID = 'You told me: "Big news: last week I moved from Lisbon to Madrid."'
 LISBON = 'You told me: "I live in Lisbon with my cat, Miso."'
 
@@ -88,7 +88,8 @@ def test_last_n_drops_the_system_prompt_and_the_name(intro, model):
     assert last.marks.count("kept") == 4 and last.marks[-4:] == ["kept"] * 4
     assert last.prompt[0].type == "ai"  # the slice starts on a reply whose question is gone
     assert last.reply == UNKNOWN
-    assert full[-1].reply == 'You told me: "Hi! My name is Alice."'  # the line it is in
+    # full history sent the name (what its reply makes of it is the stand-in's reading: issue 38)
+    assert any("My name is Alice." in m.text for m in full[-1].prompt)
 
 
 @pytest.mark.parametrize("strategy", [CountWindow(4), CountWindow(7), TokenWindow(120), TokenWindow(250)],

@@ -423,18 +423,18 @@ def test_build_prompt_order():
     assert stored == [summary, *recent]  # not modified
 
 
-def test_summary_placement_changes_which_near_tie_comes_first():
+def test_summary_placement_changes_which_near_tie_answers():
     conversation = load_conversation("alice_month_en")
     question = conversation.turns.index("Where do I live?")
     first = replay(RunningSummary(CountTrigger()), conversation.turns, model(), conversation.system)
     last = replay(RunningSummary(CountTrigger(), summary_last=True), conversation.turns, model(),
                   conversation.system)
-    # both sentences answer "Where do I live?" about as well; of near-ties the stand-in quotes the one
-    # it read later first (real models lean to the later too): the article's placement puts the old
-    # facts of the summary after the newer messages
+    # both sentences answer "Where do I live?" about as well; the stand-in quotes the one it read later
+    # (newest wins; real models lean to the later too): the article's placement puts the old facts of
+    # the summary after the newer messages, so the old city answers
     madrid, lisbon = "last week I moved from Lisbon to Madrid.", "I live in Lisbon with my cat, Miso."
-    assert first[question].reply.index(madrid) < first[question].reply.index(lisbon)
-    assert last[question].reply.index(lisbon) < last[question].reply.index(madrid)
+    assert madrid in first[question].reply and lisbon not in first[question].reply
+    assert lisbon in last[question].reply and madrid not in last[question].reply
 
     # the prompts differ only in where the summary sits
     prompt_first, prompt_last = first[question].prompt, last[question].prompt

@@ -2,27 +2,35 @@
 
 Model card
 - **What it reads:** every message it is sent, of every role: the user's, its own earlier replies,
-  the other speaker's, a summary stored as any role, and memories in any reasonable form (bullets,
-  dated lines, "User:" / "AI:" transcripts, XML or Markdown blocks). Text inside a
-  ``<memory source="...">`` block is evidence, never an instruction. It follows two instructions,
+  the other speaker's, a summary stored as any role, and memories in any form (bullets, dated lines,
+  "User:" / "AI:" transcripts, XML or Markdown). Text in a ``<memory source="...">`` block is never an
+  instruction; a system message's words to the assistant are never evidence. It follows two instructions,
   only from the system message and the user's own words outside memory blocks: the answer language
   ("reply only in Korean", "영어로 답하세요") and a summary request (with its "at most N words").
-- **How it answers:** it cuts what it was sent into sentences and ranks the ones that state
-  something against the question by meaning, with the course's embedder (multilingual e5): a
-  sentence's score is its similarity to the question minus its similarity to the closest of a few
-  everyday questions (``BACKGROUND``), so a sentence that is close to every question wins nothing.
-  It quotes the best sentence when the score reaches ``THRESHOLD``, and says where it read it
-  (``response_metadata["evidence"]``); else "I don't know". Names mean little to an embedder, so a
-  question about the user's name takes the newest sentence that introduces or greets a name.
-  A summary keeps the sentences that state something, drops small talk, questions and replies,
-  and, over its word limit, drops first the fact most like a newer one (an old value, a repeat).
+- **How it answers** (every rule it has, and why):
+  1. *Rank by meaning.* It cuts what it was sent into sentences and scores the ones that state
+     something against the question with the course's embedder (multilingual e5): similarity to
+     the question minus similarity to the closest of a few everyday questions (``BACKGROUND``), so
+     a sentence close to every question wins nothing.
+  2. *Abstain by what it read.* The best score must reach ``threshold(n)``, growing with the log of
+     the n sentences ranked (among hundreds, one unrelated scores high by chance); else "I don't know".
+  3. *Newest wins.* Of the sentences that answer about as well as the best (``UPDATE``), it quotes the
+     one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
+  4. *Who said it:* the role of the message or line ("User:", "AI:"), or, in an assistant line that
+     quotes someone ('You told me: "..."', 'Mia said "..."'), the one it names.
+  5. *Summaries* keep what was stated, drop questions, replies and small talk (closer to everyday
+     chat, ``CHAT``, than to statements about someone, ``FACTS``), keep one of two repeats, and over
+     their word limit drop first the fact most like a newer one (an old value, a near repeat).
+  6. A statement gets "Got it."; a request ("Tell me a joke.") the "I can only answer from..." reply.
 - **What it cannot do:** reason. It does not combine two facts, count, compare, resolve "last
-  Tuesday", or answer a question whose answer is not one sentence it was sent. It never invents.
+  Tuesday", or answer a question whose answer is not one sentence it was sent. It never invents,
+  and it remembers nothing: a name or fact it quotes is in the messages of that call.
 - **A real model:** set ``OPENAI_API_KEY``, ``CHAT_MODEL`` and, for a local server such as Ollama,
   ``OPENAI_BASE_URL`` in ``.env`` (docs/instructor_guide.md, "Run it on a real model")."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,32 +49,38 @@ from helpers.kinds import split_sentences as _sentences
 from helpers.tokens import count_text_tokens, encode_text
 
 MODEL_NAME = "offline-stand-in"
-# Chosen by benchmarks/bench_offline_model.py on its own examples (benchmarks/offline_model_dev.py),
-# which no lesson, data file or test uses: the score that separates "the answer was sent" from "not".
-THRESHOLD = 0.0
+# The score that separates "the answer was sent" from "not" among a handful of sentences; chosen by
+# benchmarks/bench_offline_model.py on examples no lesson, data file or test uses (offline_model_dev.py).
+THRESHOLD = -0.005
+# Among n sentences the best unrelated one scores higher the more there are (the expected maximum of n
+# noise scores grows with log n): the bar rises by GROWTH per e-fold of n (benchmarks/bench_abstention.py).
+GROWTH = 0.008
 MAX_QUOTE = 300  # characters: an answer quotes the line its sentence is in, up to this long
-NEAR = 0.01  # sentences within this of the best (and above THRESHOLD) are near-ties: quoted too, newest first
+# Newest wins: a sentence within UPDATE of the best score that keeps UPDATE_SHARE of its margin over the
+# bar answers alike; of those the one read last is quoted (benchmarks/bench_abstention.py).
+UPDATE, UPDATE_SHARE = 0.03, 0.3
 SAME = 0.95  # a summary keeps one of two facts this similar (the newer): a repeat
 # Everyday questions no sentence about the user should answer better than the question asked.
-BACKGROUND = (
-    "What is the weather like today?",
-    "Can you help me with something?",
-    "How does this work?",
-    "What time is it?",
-    "오늘 날씨 어때요?",
-    "이거 어떻게 해요?",
-    "뭐 좀 물어봐도 돼요?",
-    "지금 몇 시예요?",
-)
+BACKGROUND = ("What is the weather like today?", "Can you help me with something?", "How does this work?",
+              "What time is it?", "오늘 날씨 어때요?", "이거 어떻게 해요?", "뭐 좀 물어봐도 돼요?",
+              "지금 몇 시예요?")
+# Small talk, for a summary: a sentence closer by SMALL_TALK or more to everyday chat than to statements.
+CHAT = ("Thank you so much!", "That's so cool, I love it.", "Good night, talk to you later.",
+        "Wow, really? Tell me more.", "Sounds good to me.", "I have some news for you.",
+        "고마워요, 정말 도움이 됐어요.", "와, 대박이네요!", "안녕하세요, 오랜만이에요.", "그렇군요, 좋네요.")
+FACTS = ("I work as a teacher in Seoul.", "My sister lives in Canada.", "I have two cats named Momo.",
+         "I'm allergic to peanuts.", "My birthday is in March.", "I moved to a new apartment last week.",
+         "저는 서울에서 선생님으로 일해요.", "제 여동생은 캐나다에 살아요.", "저는 고양이 두 마리를 키워요.",
+         "제 생일은 3월이에요.")
+SMALL_TALK = 0.03  # chosen on benchmarks/offline_model_dev.py's SUMMARY_LINES
 
 TEXT = {
     "en": {
         "human": 'You told me: "{}"',
         "ai": 'I said earlier: "{}"',
         "other": 'I was told: "{}"',
-        "unknown": "I don't know: nothing in the messages I was sent says that.",
+        "unknown": "I don't know: I can only answer from the messages I was sent, and they don't say that.",
         "ack": "Got it.",
-        "greet": "Nice to meet you, {}!",
         "heading": "Facts from the conversation:",
         "none": "No facts stated yet.",
     },
@@ -74,15 +88,17 @@ TEXT = {
         "human": '전에 이렇게 말씀하셨어요: "{}"',
         "ai": '제가 전에 이렇게 말했어요: "{}"',
         "other": '이렇게 들었어요: "{}"',
-        "unknown": "모르겠어요. 제가 받은 메시지에는 그 정보가 없어요.",
+        "unknown": "모르겠어요. 저는 받은 메시지로만 답할 수 있는데, 거기에 그 정보가 없어요.",
         "ack": "알겠어요.",
-        "greet": "반가워요, {} 님!",
         "heading": "대화에서 나온 사실:",
         "none": "아직 말한 사실이 없어요.",
     },
 }
-_QUOTED = {t[k][:-5]: k for t in TEXT.values() for k in ("human", "ai", "other")}  # our quoting replies
-_QUOTES = re.compile("(" + "|".join(map(re.escape, _QUOTED)) + r') "(.+?)"(?=\s|$)')
+_QUOTES = re.compile(  # an assistant line quoting someone: 'You told me: "..."', '이렇게 들었어요: "..."'
+    r'([^"“”]{0,60}?(?:said|told me|was told|mentioned|wrote|말씀하셨어요|말했어요|들었어요)'
+    r'(?: earlier| before)?)'
+    r'\s*[:,]?\s*["“](.+?)["”](?=[.,!?]?(?:\s|$))'
+)
 _MEMORY = re.compile(r"<memory\b([^>]*)>(.*?)(?:</memory>|\Z)", re.S | re.I)
 _SOURCE = re.compile(r'source="([^"]*)"')
 _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
@@ -115,30 +131,19 @@ _ABOUT_CONVERSATION = re.compile(
 _MAX_WORDS = re.compile(r"(?:at most|no more than|under|within)\s+(\d+)\s+words|(\d+)\s*단어\s*이내", re.I)
 _QUESTION_START = re.compile(
     r"(?i)^(?:what|where|when|who|whom|whose|which|why|how|do|does|did|is|are|am|can|could"
-    r"|tell me|remind me)\b"
+    r"|(?:tell|remind) me (?:about |of )?(?:my|our|what|where|when|who|which|how|why|whether|if))\b"
 )
 _KO_QUESTION = re.compile(
     r"(?:뭐|무엇|어디|언제|누구|누가|몇|어떻게|어떤|어느|무슨|왜|뭘)|(?:까|나요|죠|냐)[.!]?$"
 )
 _KO_ASK = re.compile(r"(?:알려|말해)\s*(?:줘|주세요|줄래)")
+_INSTRUCTION = re.compile(  # a system message's words to the assistant: "You are ...", "Answer briefly."
+    r"(?i)^(?:당신|(?:you|your|please|answer|remember|reply|respond|be|keep|use|don't|do not|never|always)\b)"
+    r"|(?:세요|십시오|하라|해라)[.!]?$"
+)
 _AND = re.compile(
     r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)|\s+그리고\s+"
 )
-_NAME_QUESTION = re.compile(
-    r"(?i)\b(?:my name|who am i|what am i called)\b|(?:제|내|저의)\s*이름|(?:제가|내가|저는)\s*누구"
-)
-_NAMED = [  # a sentence that introduces or greets a name; the name is group 1
-    re.compile(r"\b(?i:my name is|my name's|call me|i go by)\s+([A-Za-z][\w'-]*)"),
-    re.compile(r"\b(?:I'm|I am|I’m)\s+([A-Z][a-z][\w'-]*)(?<!ese)(?<!ish)(?<!ian)(?<!can)(?=[\s,.!]|$)"),
-    re.compile(r"\b(?i:nice to meet you|welcome back|good to see you|hi|hello|hey),?\s+([A-Z][\w'-]+)"),
-    re.compile(r"(?:^|[\s,.!])(?:제|내|저의|나의)\s*이름은\s*([가-힣A-Za-z]{1,5}?)"
-               r"(?:이에요|예요|입니다|이야|야|이고|이|고)?(?=[\s.,!?]|$)"),
-    re.compile(
-        r"(?:저는|나는|전)\s+([가-힣]{2,4}?)(?<![사생원자가])(?:입니다|이에요|예요|이야)(?=[\s.!?]|$)"
-    ),
-    re.compile(r"([가-힣]{2,4}?)(?:이)?라고\s*(?:합니다|해요|불러)"),
-    re.compile(r"(?:^|[\s,])([가-힣]{2,4})\s*님(?![가-힣])"),
-]
 
 
 @dataclass(frozen=True)
@@ -170,10 +175,20 @@ def _text(message: BaseMessage) -> str:  # str content, or its text blocks
     )
 
 
+def _speaker(lead: str) -> str:
+    """Who said a quote an assistant line gives, by the words before it: the user ("you"), the
+    assistant ("I"), else someone else ("I was told", a name)."""
+    if re.search(r"(?i)\bwas told\b|들었", lead):
+        return "other"
+    if re.search(r"(?i)\byou\b|말씀하셨", lead):
+        return "human"
+    return "ai" if re.search(r"(?i)^\s*I\b|제가|말했", lead) else "other"
+
+
 def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[tuple]:
     """(text, role, memory, marked, line) of each sentence of ``text``; a "User:" / "AI:" prefix sets
-    the role until a blank line; an earlier reply of ours that quotes ('You told me: "..."') is read
-    as the quoted line, said by whom it names."""
+    the role until a blank line; an assistant line that quotes ('You told me: "..."') is read as the
+    quoted line, said by whom it names (``_speaker``)."""
     found, current, prefixed = [], role, marked
     for raw in text.splitlines():
         line = _MARKUP.sub("", raw).strip()
@@ -188,7 +203,7 @@ def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[t
             continue  # "I don't know: ..." states nothing, not even after its colon
         kind = prefixed or ("bullet" if bullet else "")
         quoting = _QUOTES.finditer(line) if current == "ai" else ()
-        quotes = [(_QUOTED[q.group(1)], q.group(2)) for q in quoting]
+        quotes = [(_speaker(q.group(1)), q.group(2)) for q in quoting]
         for who, said in quotes or [(current, line)]:
             pieces = [p.strip() for sentence in _sentences(said) for p in _LEAD.split(sentence) if p.strip()]
             found += [(p, who, memory, kind, said if len(said) <= MAX_QUOTE else p) for p in pieces]
@@ -251,11 +266,11 @@ def states_something(text: str) -> bool:
 
 
 def evidence(sentences: Sequence[Sentence]) -> list[Sentence]:
-    """The sentences of ``sentences`` that state something (``states_something``), each text once,
-    where it was first said."""
+    """The sentences of ``sentences`` that state something (``states_something``; in a system message,
+    not an instruction to the assistant), each text once, where it was first said."""
     found: dict[str, Sentence] = {}
     for s in sentences:
-        if states_something(s.text):
+        if states_something(s.text) and not (s.role == "system" and _INSTRUCTION.search(s.text)):
             found.setdefault(normalized(s.text), s)
     return list(found.values())
 
@@ -277,7 +292,7 @@ def _query(text: str) -> np.ndarray:
 def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
     """How well each of ``texts`` answers ``question``: e5 cosine of the question and the text, minus
     the text's cosine with the closest ``BACKGROUND`` question (hubness correction, as in CSLS,
-    Conneau et al. 2018). Above ``THRESHOLD``: it answers."""
+    Conneau et al. 2018). Reaching ``threshold(n)``: it answers."""
     if not texts:
         return np.zeros(0)
     # float64: the sums no longer depend on which BLAS kernel this CPU picks for float32
@@ -286,28 +301,21 @@ def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
     return vectors @ _query(question).astype(np.float64) - (vectors @ background.T).max(axis=1)
 
 
-def named(text: str) -> str | None:
-    """The name ``text`` introduces or greets ("My name is Ann", "Nice to meet you, Ann!",
-    "저는 민수예요", "반가워요, 민수 님!"), else None."""
-    return next((m.group(1) for m in (p.search(text) for p in _NAMED) if m), None)
+def threshold(n: int) -> float:
+    """The score the best of ``n`` ranked sentences must reach to answer: ``THRESHOLD + GROWTH * ln n``."""
+    return THRESHOLD + GROWTH * math.log(max(n, 1))
 
 
-def find_answers(
-    question: str, facts: Sequence[Sentence], max_quotes: int = 3
-) -> list[tuple[Sentence, float]]:
-    """(sentence, score) quoting ``question``: the best by ``relevance`` if it reaches ``THRESHOLD``,
-    with those within ``NEAR`` of it, newest first, at most ``max_quotes``; a question about the
-    user's name takes the newest sentence that ``named`` a name first."""
-    scores = relevance(question, [s.text for s in facts])
-    if _NAME_QUESTION.search(question):
-        scores = scores + np.array([1.0 if named(s.text) else 0.0 for s in facts])
-    if not len(scores) or scores.max() < THRESHOLD:
-        return []
-    near = sorted(
-        (i for i in range(len(facts)) if scores[i] >= max(THRESHOLD, scores.max() - NEAR)),
-        key=lambda i: -scores[i],
-    )[:max_quotes]
-    return [(facts[i], float(scores[i])) for i in sorted(near, reverse=True)]
+def find_answers(question: str, facts: Sequence[Sentence]) -> tuple[Sentence, float] | None:
+    """(sentence, score) answering ``question``, or None: if the best by ``relevance`` reaches
+    ``threshold(len(facts))``, the one read last of those that answer alike (newest wins): within ``UPDATE``
+    of the best score, with at least ``UPDATE_SHARE`` of its margin over the bar."""
+    scores = relevance(question, [s.text for s in facts])  # float64, unrounded (design notes, issue 36)
+    bar, best = threshold(len(facts)), scores.max(initial=-np.inf)
+    if best < bar:
+        return None
+    i = int(np.flatnonzero((best - scores <= UPDATE) & (scores - bar >= UPDATE_SHARE * (best - bar)))[-1])
+    return facts[i], float(scores[i])
 
 
 def split_question(text: str) -> list[str]:
@@ -316,38 +324,32 @@ def split_question(text: str) -> list[str]:
     return [p for p in parts if is_question(p)] or [text]
 
 
-def answer(
-    question: str, facts: Sequence[Sentence], language: str, max_quotes: int = 3
-) -> tuple[str, list[dict]]:
+def answer(question: str, facts: Sequence[Sentence], language: str) -> tuple[str, list[dict]]:
     """The reply to ``question`` from ``facts`` in ``language`` ("en"/"ko") and where each quote
     was read (``message``, ``role``, ``memory``, ``text``, ``score``)."""
     text, replies, used = TEXT[language], [], []
     for part in split_question(question):
-        found = [
-            (s, v)
-            for s, v in find_answers(part, facts, max_quotes)
-            if s.line not in {u["text"] for u in used}
-        ]
-        found = list({s.line: (s, v) for s, v in reversed(found)}.values())[::-1]  # a line once
-        replies.append(
-            " ".join(text[s.role if s.role in ("human", "ai") else "other"].format(s.line) for s, _ in found)
-            or text["unknown"]
-        )
-        used += [
-            {"message": s.message, "role": s.role, "memory": s.memory, "text": s.line, "score": round(v, 3)}
-            for s, v in found
-        ]
+        found = find_answers(part, [f for f in facts if f.line not in {u["text"] for u in used}])
+        if found is None:
+            replies.append(text["unknown"])
+            continue
+        s, score = found
+        replies.append(text[s.role if s.role in ("human", "ai") else "other"].format(s.line))
+        used.append({"message": s.message, "role": s.role, "memory": s.memory, "text": s.line,
+                     "score": round(score, 3)})
     return " ".join(dict.fromkeys(replies)), used
 
 
 def summarize(facts: Sequence[Sentence], language: str, max_words: int | None = None) -> str:
     """A summary of ``facts``: the user's statements (no system prompt) and the other speaker's about
-    themself, each once
-    (of two ``SAME``-similar, the newer), oldest first. Over ``max_words``, the fact most like a newer
-    one goes first (an old value of a changed fact, a near repeat), then the oldest."""
+    themself, small talk dropped (``CHAT``), each once (of two ``SAME``-similar, the newer), oldest first.
+    Over ``max_words``, the fact most like a newer one goes first (an old value, a near repeat)."""
     kept = [s for s in facts if s.role in ("human", "other") or s.role == "ai" and speaks_of_self(s.text)]
-    lines = [("assistant: " if s.role == "ai" else "") + s.text for s in kept]
     vectors = _passages([s.text for s in kept]).astype(np.float64)  # as in relevance: no float32 BLAS
+    chat, said = (_passages(list(t)).astype(np.float64) for t in (CHAT, FACTS))
+    talk = np.round((vectors @ chat.T).max(axis=1, initial=0) - (vectors @ said.T).max(axis=1, initial=0), 4)
+    kept, vectors = [s for s, t in zip(kept, talk, strict=True) if t < SMALL_TALK], vectors[talk < SMALL_TALK]
+    lines = [("assistant: " if s.role == "ai" else "") + s.text for s in kept]
     similar = np.triu(vectors @ vectors.T, 1)
     drop = set(np.where(similar.max(axis=1, initial=0) >= SAME)[0])
     order = sorted(
@@ -375,9 +377,9 @@ def is_summary_request(text: str) -> bool:
     )
 
 
-def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, list[dict]]:
+def respond(messages: Sequence[BaseMessage]) -> tuple[str, list[dict]]:
     """The reply to ``messages`` (the last user message is the request) and the evidence it used:
-    a summary, an answer, a greeting or "Got it.", from ``messages`` only."""
+    a summary, an answer or "Got it.", from ``messages`` only."""
     sentences, instructions = read(messages)
     last = next((i for i in range(len(messages) - 1, -1, -1) if _role(messages[i]) == "human"), -1)
     own = [
@@ -398,9 +400,9 @@ def respond(messages: Sequence[BaseMessage], max_quotes: int = 3) -> tuple[str, 
         facts = [s for s in facts if s.message != request or s.marked]  # not the instructions around it
         return summarize(facts, _language(instructions) or language_of(said), cap), []
     if asks:
-        return answer(" ".join(asks), facts, language, max_quotes)
-    name = named(" ".join(s for s in own if not _LINE_ROLE.match(s)))
-    return (TEXT[language]["greet"].format(name) if name else TEXT[language]["ack"]), []
+        return answer(" ".join(asks), facts, language)
+    request = any(classify_turn(s) == "request" for s in own)  # "Tell me a joke.": not from the messages
+    return TEXT[language]["unknown" if request else "ack"], []
 
 
 @lru_cache(maxsize=65536)
@@ -422,15 +424,13 @@ class OfflineChatModel(BaseChatModel):
     """Offline stand-in: a small program, NOT a language model (see the module's model card). No
     network, no key, no state between calls; it answers only from the messages it is sent."""
 
-    max_quotes: int = 3  # an answer quotes at most this many sentences
-
     @property
     def _llm_type(self) -> str:
         return MODEL_NAME
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_name": MODEL_NAME, "max_quotes": self.max_quotes, "threshold": THRESHOLD}
+        return {"model_name": MODEL_NAME, "threshold": THRESHOLD, "growth": GROWTH, "update": UPDATE}
 
     def _generate(
         self,
@@ -439,7 +439,7 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text, used = respond(messages, self.max_quotes)
+        text, used = respond(messages)
         for marker in stop or []:
             text = text.split(marker)[0] if marker else text
         message = AIMessage(
