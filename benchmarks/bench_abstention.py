@@ -77,7 +77,7 @@ def record(path: Path) -> list[dict]:
     real_find = model.find_answers
 
     def find_answers(question, facts):
-        scores = model.relevance(question, [s.text for s in facts]).round(model.SCORE_DECIMALS)
+        scores = model.relevance(question, [s.text for s in facts])
         best = float(scores.max()) if len(scores) else -1.0
         near = sorted(np.flatnonzero(scores >= best - WIDE), key=lambda i: -scores[i])[:MAX_CANDIDATES]
         parts.append([len(facts), [[int(i), float(scores[i]), facts[i].line] for i in near]])
@@ -134,7 +134,7 @@ def dev_examples(growth: float, update: float) -> tuple[int, int]:
     right = 0
     for lines, question, expected in EXAMPLES + UPDATES:
         facts = evidence(read([HumanMessage("\n".join(lines))])[0])
-        scores = relevance(question, [s.text for s in facts]).round(4)
+        scores = relevance(question, [s.text for s in facts])
         near = [[i, float(scores[i]), facts[i].text] for i in range(len(facts))]
         text = reply({"parts": [[len(facts), near]]}, growth, update)
         right += (text is not None and expected in text) if expected else text is None

@@ -23,7 +23,9 @@ Model card
      their word limit drop first the fact most like a newer one (an old value, a near repeat).
   6. A statement gets "Got it."; a request ("Tell me a joke.") the "I can only answer from..." reply.
 - **What it cannot do:** reason. It does not combine two facts, count, compare, resolve "last
-  Tuesday", or answer a question whose answer is not one sentence it was sent. It never invents,
+  Tuesday", or answer a question whose answer is not one sentence it was sent. It scores topics, so
+  a line on the topic without the answer ("my harp teacher moved my lessons" for the teacher's name)
+  may be quoted; an update worded unlike the question ("I moved to Daejeon") may lose to the old line. It never invents,
   and it remembers nothing: a name or fact it quotes is in the messages of that call.
 - **A real model:** set ``OPENAI_API_KEY``, ``CHAT_MODEL`` and, for a local server such as Ollama,
   ``OPENAI_BASE_URL`` in ``.env`` (docs/instructor_guide.md, "Run it on a real model")."""
@@ -54,7 +56,7 @@ MODEL_NAME = "offline-stand-in"
 THRESHOLD = -0.005
 # Among n sentences the best unrelated one scores higher the more there are (the expected maximum of n
 # noise scores grows with log n): the bar rises by GROWTH per e-fold of n (benchmarks/bench_abstention.py).
-GROWTH = 0.008
+GROWTH = 0.009
 MAX_QUOTE = 300  # characters: an answer quotes the line its sentence is in, up to this long
 # Newest wins: a sentence within UPDATE of the best score that keeps UPDATE_SHARE of its margin over the
 # bar answers alike; of those the one read last is quoted (benchmarks/bench_abstention.py).
