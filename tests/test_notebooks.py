@@ -247,7 +247,7 @@ def test_04_truncation_windows():
     assert "Alice" in replies["full history"]
     assert all("Alice" not in reply for name, reply in replies.items() if name != "full history")
     assert shown["explorer_turns"] == 17
-    assert_self_checked(shown, ["04.slice_first", "04.trim_drops"])
+    assert_self_checked(shown, ["04.facts_sent", "04.trim_drops"])
 
 
 @pytest.mark.notebook
