@@ -119,8 +119,8 @@ def main() -> int:
     prose = {p.name[:2]: core_prose(p) for p in paths if p.name[:2] in PROSE_BUDGET}
     print(f"\nThe Goals cells state {core_total} min for the core of lessons 01-08 "
           f"(the limit: {CORE_LIMIT}).")
-    print("Core prose (core + after words, the budget): " + ", ".join(
-        f"{n} {w}/{PROSE_BUDGET[n]}" for n, w in prose.items()) + f"; {sum(prose.values())}/{PROSE_LIMIT} in all.")
+    shares = ", ".join(f"{n} {w}/{PROSE_BUDGET[n]}" for n, w in prose.items())
+    print(f"Core prose (core + after words / budget): {shares}; {sum(prose.values())}/{PROSE_LIMIT} in all")
     over = [n for n, w in prose.items() if w > PROSE_BUDGET[n]] or sum(prose.values()) > PROSE_LIMIT
     return 0 if core_total <= CORE_LIMIT and not over else 1
 
