@@ -27,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_LIMIT = 140  # minutes of the core of 01-08 in the 3-hour slot (besides: welcome, breaks, buffer, close)
+#: Words of prose each lesson's core may hold (core + after the day: everything outside Going further),
+#: so that one idea is shown once; the walk reads them at 100 words a minute (issue 39).
+PROSE_BUDGET = {"01": 330, "02": 280, "03": 330, "04": 400, "05": 420, "06": 500, "07": 520, "08": 620}
+PROSE_LIMIT = 3500  # words of core prose in 01-08 together
 AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sections done after the day
 
 
@@ -82,6 +86,13 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
     return parts
 
 
+def core_prose(path: Path) -> int:
+    """Words of prose outside *Going further* (the core and what is done after the day), as the budget
+    ``PROSE_BUDGET`` counts them."""
+    parts = lesson_parts(path)
+    return parts["core"].words + parts["after"].words
+
+
 def stated_minutes(path: Path) -> tuple[int | None, int | None]:
     """``(core, going further)`` minutes as the Goals cell states them (None where it does not)."""
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
@@ -105,9 +116,13 @@ def main() -> int:
                   f"{part.checks} | {part.explorers} | {'' if minutes is None else minutes} |")
         if not path.name.startswith("00"):
             core_total += stated[0] or 0
+    prose = {p.name[:2]: core_prose(p) for p in paths if p.name[:2] in PROSE_BUDGET}
     print(f"\nThe Goals cells state {core_total} min for the core of lessons 01-08 "
           f"(the limit: {CORE_LIMIT}).")
-    return 0 if core_total <= CORE_LIMIT else 1
+    shares = ", ".join(f"{n} {w}/{PROSE_BUDGET[n]}" for n, w in prose.items())
+    print(f"Core prose (core + after words / budget): {shares}; {sum(prose.values())}/{PROSE_LIMIT} in all")
+    over = [n for n, w in prose.items() if w > PROSE_BUDGET[n]] or sum(prose.values()) > PROSE_LIMIT
+    return 0 if core_total <= CORE_LIMIT and not over else 1
 
 
 if __name__ == "__main__":

@@ -80,6 +80,20 @@ def test_the_core_fits_the_slot_with_a_buffer():
     assert int(h2) * 60 + int(m2) - (int(h1) * 60 + int(m1)) >= 10, buffer
 
 
+@pytest.mark.parametrize("path", WORKSHOP, ids=lambda p: p.stem)
+def test_each_lesson_keeps_its_prose_budget(path):
+    """A lesson's core prose (core + after words, outside Going further) is within its stated budget."""
+    words = minutes.core_prose(path)
+    assert words <= minutes.PROSE_BUDGET[path.name[:2]], (path.name, words)
+
+
+def test_the_core_prose_of_01_08_fits_3500_words():
+    """The budgets add up to at most PROSE_LIMIT, and so do the lessons' words."""
+    words = {p.name[:2]: minutes.core_prose(p) for p in WORKSHOP}
+    assert set(words) == set(minutes.PROSE_BUDGET) and sum(minutes.PROSE_BUDGET.values()) <= 3500
+    assert sum(words.values()) <= minutes.PROSE_LIMIT == 3500, words
+
+
 def test_the_guide_states_the_total_it_schedules():
     """The plan's sentence names the same core total as the Goals cells."""
     core = sum(minutes.stated_minutes(p)[0] for p in WORKSHOP)

@@ -1,0 +1,90 @@
+"""Lesson 08's capstone over a grid of reasonable budgets: more than one design reaches the target, the
+best of them keeps all three layers doing work, and turning the summary off is not a way there.
+
+The month, its five questions and ``TOKEN_LIMIT`` are read from the lesson's cells (one source). The
+grid is 24 settings of ``LayeredMemory`` (window 40/60, summary cap 20/40, fold past 800/300/200
+tokens, retrieval 150/200), each a 17-turn replay on Milvus Lite with the offline models: about 15 s.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "08_measuring_memory.ipynb"
+GRID = list(itertools.product((40, 60), (20, 40), (800, 300, 200), (150, 200)))  # w, s, fold past, r
+NEVER_FOLDS = 800  # the month's history stays under it until its last question: the summary is off
+
+
+def lesson_values() -> dict:
+    """``TOKEN_LIMIT`` and ``questions`` as the lesson's code cells assign them."""
+    values = {}
+    for cell in json.loads(LESSON.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            if isinstance(target, ast.Name) and target.id in ("TOKEN_LIMIT", "questions"):
+                values[target.id] = ast.literal_eval(node.value)
+    assert set(values) == {"TOKEN_LIMIT", "questions"}, values
+    return values
+
+
+@pytest.fixture(scope="module")
+def designs(tmp_path_factory, model):
+    """Each grid setting -> (largest prompt, probes reached, the layers carrying each probe's evidence)."""
+    from helpers.course.data import load_conversation
+    from helpers.course.milvus import open_store, quiet_milvus_logs
+    from helpers.evaluate import evaluate_strategy
+    from helpers.layered import LayeredMemory
+    from helpers.memory import message_id
+
+    quiet_milvus_logs()
+    values, month = lesson_values(), load_conversation("minsu_month_ko")
+    questions, limit = values["questions"], values["TOKEN_LIMIT"]
+    task = {"system": month.system,
+            "turns": [{"id": f"t{n}", "session_id": "session-1", "text": text}
+                      for n, text in enumerate(month.turns, 1)],
+            "probes": [{"turn_id": f"t{q}", "evidence": [f"t{e}"], "expects": [word]}
+                       for q, (e, word) in questions.items()]}
+    found = {}
+    uri = str(tmp_path_factory.mktemp("capstone") / "capstone.db")
+    with open_store("capstone_grid", uri=uri, drop_existing=True) as store:
+        for n, (window, summary, fold, retrieval) in enumerate(GRID):
+            memory = LayeredMemory(store, f"design-{n}", "session-1", window_tokens=window,
+                                   max_summary_tokens=summary, summarize_over=fold,
+                                   retrieval_tokens=retrieval)
+            rows = evaluate_strategy(memory, task, model, progress=False)
+            carriers = [{kind for kind in ("verbatim", "summary", "retrieved")
+                         for part in r.prompt.of_kind(kind)
+                         if message_id(questions[r.turn][0], "user") in part.sources}
+                        for r in rows if r.probe]
+            found[window, summary, fold, retrieval] = (
+                max(r.prompt_tokens for r in rows), sum(bool(r.evidence_reached) for r in rows if r.probe),
+                carriers, [t.window_section_tokens for t, r in zip(memory.log, rows, strict=True) if r.probe])
+    return found, len(questions), limit
+
+
+def test_more_than_one_design_reaches_the_target_and_the_best_uses_every_layer(designs):
+    found, probes, limit = designs
+    passing = {setting: d for setting, d in found.items() if d[1] == probes and d[0] <= limit}
+    print(f"{len(passing)} of {len(GRID)} designs pass:", sorted(passing))
+    assert 2 <= len(passing) <= len(GRID) // 2, sorted(passing)  # reachable, and not by any setting
+    (window, summary, fold, retrieval), (largest, _, carriers, windows) = min(passing.items(),
+                                                                             key=lambda d: d[1][0])
+    assert any(c == {"summary"} for c in carriers), carriers  # the summary alone carries a fact
+    assert any("retrieved" in c for c in carriers), carriers  # retrieval carries others
+    assert all(w > 0 for w in windows) and fold < NEVER_FOLDS, (window, summary, fold, retrieval)
+
+
+def test_turning_the_summary_off_is_not_a_way_there(designs):
+    found, probes, limit = designs
+    passing = [setting for setting, d in found.items() if d[1] == probes and d[0] <= limit]
+    assert passing and all(fold < NEVER_FOLDS for _, _, fold, _ in passing), passing
+    off = [d for (_, _, fold, _), d in found.items() if fold == NEVER_FOLDS]
+    # with the summary off, a retrieval budget that reaches every fact breaks the limit
+    assert all(d[0] > limit or d[1] < probes for d in off), off
