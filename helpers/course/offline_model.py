@@ -25,8 +25,9 @@ Model card
 - **What it cannot do:** reason. It does not combine two facts, count, compare, resolve "last
   Tuesday", or answer a question whose answer is not one sentence it was sent. It scores topics, so
   a line on the topic without the answer ("my harp teacher moved my lessons" for the teacher's name)
-  may be quoted; an update worded unlike the question ("I moved to Daejeon") may lose to the old line. It never invents,
-  and it remembers nothing: a name or fact it quotes is in the messages of that call.
+  may be quoted; an update worded unlike the question ("I moved to Daejeon") may lose to the old
+  line. It never invents, and it remembers nothing: a name or fact it quotes is in the messages of
+  that call.
 - **A real model:** set ``OPENAI_API_KEY``, ``CHAT_MODEL`` and, for a local server such as Ollama,
   ``OPENAI_BASE_URL`` in ``.env`` (docs/instructor_guide.md, "Run it on a real model")."""
 
