@@ -494,3 +494,20 @@ def test_09_memory_now_runs_twice_and_measures_each_part():
     last = shown["last_call_tokens"]
     assert last["clear tool results"] < last["clear, except get_weather"] < last["full"]
     assert shown["cached"]["full"] > shown["cached"]["clear tool results"]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", [p.stem for p in lesson_paths() if p.stem < "09"])
+def test_run_all_twice_in_one_kernel(name, monkeypatch):
+    """Run All twice in one kernel (a room re-runs a lesson): no cell fails the second time, and every
+    check of the second pass matches its reference answer as in the first. Lesson 08 from its saved run
+    (its live replay is tested above); lesson 09 has its own twice-run test."""
+    monkeypatch.setenv("COURSE_PRECOMPUTED", "1")
+    (path,) = lesson_paths([name])
+    shown = execute_lesson(path, cell_timeout=CELL_TIMEOUT, passes=2,
+                           probe=SELF_CHECKS + "import json\nprint(json.dumps({'selfchecks': _selfchecks}))").probe
+    checks = shown["selfchecks"]
+    assert checks and len(checks) % 2 == 0, checks  # each check once per pass
+    first, second = checks[: len(checks) // 2], checks[len(checks) // 2:]
+    assert [q for q, _, _ in first] == [q for q, _, _ in second]
+    assert all(ok and used for _, ok, used in checks), checks
