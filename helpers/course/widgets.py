@@ -268,7 +268,7 @@ class RetrievalExplorer(_Shown):
     Controls: ``conversation_choice`` (``user_id`` or one of ``conversations``, stored on first
     choice, a ``format_turn`` row per message), ``top_k``, ``min_score`` (its minimum: none),
     ``question``. ``memories``: the latest hits, best first; ``sent``: the human message as
-    ``RetrievalMemory`` builds it. A Milvus error is shown in the view."""
+    ``RetrievalMemory`` builds it. Query vectors are kept; a Milvus error is shown in the view."""
 
     QUESTIONS = {"en": "What is my job?", "ko": "제 직업이 뭐예요?"}
 
@@ -286,6 +286,7 @@ class RetrievalExplorer(_Shown):
         self.status = widgets.HTML()
         self.view = widgets.HTML(layout=widgets.Layout(max_height=VIEW_MAX_HEIGHT, overflow="auto"))
         self.memories, self.sent, self.error = [], "", None  # list[Hit], str, str | None
+        self._vectors = {}  # question -> its query vector: a slider searches without embedding again
         for control in (self.top_k, self.min_score, self.question):
             control.observe(self.safely(lambda change: self.update()), names="value")
         self.conversation_choice.observe(self.safely(self._on_conversation), names="value")
@@ -326,13 +327,19 @@ class RetrievalExplorer(_Shown):
             with self.busy("⏳ searching…"):
                 self.memories, self.error = self.store.search(
                     self.current_user, question, self.top_k.value, min_score=threshold,
-                    session_id=self.session_id), None
+                    session_id=self.session_id, query_vector=self.query_vector(question)), None
         except MilvusStoreError as error:
             self.memories, self.sent, self.error = [], "", str(error)
             self.view.value = _p("Milvus:", error, ERROR_COLOUR)
             return
         self.sent = f"{format_hits(self.memories)}\n\nQuestion: {question}" if self.memories else question
         self.view.value = self._html(question, threshold is not None)
+
+    def query_vector(self, question: str) -> list[float]:
+        """``question``'s query vector, embedded by the store's model the first time it is asked."""
+        if question not in self._vectors:
+            self._vectors[question] = self.store.embeddings.embed_query(question)
+        return self._vectors[question]
 
     def table(self) -> pd.DataFrame:
         """The hits as a table: rank, score, round, session, chunks, content."""
