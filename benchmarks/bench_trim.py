@@ -37,9 +37,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from helpers.course.library_way import library_token_window
 from helpers.tokens import TokenCounter, count_tokens
 from helpers.window import token_window
+from lab.library_trim import library_token_window
 
 SIZES = (100, 1_000, 10_000)
 MAX_TOKENS = 3_000  # whole prompt, as count_tokens counts it

@@ -13,7 +13,7 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from openai_compatible_server import EMBEDDING_DIM, MODEL, VALID_KEY, fake_embedding
 
 from helpers import count_tokens, get_chat_model, get_embeddings, load_settings
-from helpers.course.setup import check_provider, describe_provider_error, show_setup
+from helpers.course.setup import describe_provider_error, list_models, show_setup
 from helpers.tokens import count_text_tokens
 
 
@@ -58,12 +58,12 @@ def test_embeddings_over_http(openai_server):
 
 def test_wrong_key_is_a_plain_sentence(openai_server, capsys):
     settings = settings_for(openai_server, key="wrong-key")
-    problem = check_provider(settings)
+    problem = list_models(settings)[0]
     assert problem.startswith("The key in OPENAI_API_KEY was refused by http://127.0.0.1:")
     with pytest.raises(openai.AuthenticationError) as caught:
         get_chat_model(settings, max_retries=0).invoke("hello")
     assert describe_provider_error(caught.value, settings) == problem
-    assert check_provider(settings_for(openai_server)) is None
+    assert list_models(settings_for(openai_server))[0] is None
 
 
 def test_unknown_model_is_a_plain_sentence(openai_server):
@@ -78,7 +78,7 @@ def test_unknown_model_is_a_plain_sentence(openai_server):
 def test_unreachable_endpoint_is_a_plain_sentence():
     settings = load_settings({"COURSE_DOTENV": "none", "OPENAI_API_KEY": "k",
                               "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"})
-    assert check_provider(settings).startswith("Could not reach http://127.0.0.1:")
+    assert list_models(settings)[0].startswith("Could not reach http://127.0.0.1:")
 
 
 def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypatch, capsys):

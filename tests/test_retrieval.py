@@ -284,12 +284,11 @@ def test_retrieval_explorer_shows_an_error_and_marks_its_view_not_updated(store)
     fill(store)
     explorer = RetrievalExplorer(store, "ann", question="What is my job?")
     good = explorer.view.value
-    broken = explorer._queries.embed_query
-    explorer._queries.embed_query = lambda text: 1 / 0  # an embedding call fails mid-lesson
+    explorer.query_vector = lambda text: 1 / 0  # an embedding call fails mid-lesson
     explorer.top_k.value = 2  # nothing is raised out of the callback
     assert explorer.error.startswith("ZeroDivisionError") and "not updated" in explorer.status.value
     assert "Not updated:" in explorer.view.value and explorer.view.value.endswith(good)
-    explorer._queries.embed_query = broken
+    del explorer.query_vector  # the method again
     explorer.top_k.value = 3
     assert explorer.error is None and "Not updated" not in explorer.view.value
 

@@ -145,3 +145,39 @@ def test_a_korean_prediction_typed_on_macos_matches():
     import unicodedata
 
     assert verdict(unicodedata.normalize("NFD", "부산"), "부산")[0]
+
+
+def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
+    choices = checks()["04.slice_first"]["choices"]  # the answer is the third choice
+    assert choices.index(checks()["04.slice_first"]["answer"]) == 2
+    for typed in (3, "3", " 3 ", "c", "C", "the first reply", "THE FIRST REPLY"):
+        q = ask("04.slice_first")
+        q.measured("the first reply", kept=4, first="Nice to meet you")
+        q.answer(typed)
+        assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "the first reply", typed
+        assert "you predicted choice 3, 'the first reply'" in capsys.readouterr().out, typed
+    for typed, chosen in ((1, "the system prompt"), ("a", "the system prompt"), ("4", "the user's job")):
+        q = ask("04.slice_first")
+        q.measured("the first reply", kept=4, first="Nice to meet you")
+        q.answer(typed)
+        assert (RESULTS[-1].ok, RESULTS[-1].prediction) == (False, chosen), typed
+
+
+def test_a_number_or_letter_outside_the_menu_names_no_choice():
+    choices = ["yes", "no"]
+    assert selfcheck.choice_of(2, choices) == (2, "no") and selfcheck.choice_of("B", choices) == (2, "no")
+    assert [selfcheck.choice_of(p, choices) for p in (0, 3, "c", "-1", True, "maybe", 2.0)] == [None] * 7
+    q = ask("09.forecast_visible")
+    q.measured("no", window="yes")
+    q.answer(3)  # no third choice: compared as typed, and wrong
+    assert RESULTS[-1].ok is False and RESULTS[-1].prediction == 3
+
+
+def test_the_menu_numbers_its_choices_and_checks_the_choice_it_holds():
+    q = ask("04.slice_first")
+    labels = [label for label, _ in q.box.options]
+    assert labels[0] == "choose…" and labels[3] == "3. the first reply"
+    q.measured("the first reply", kept=4, first="Nice to meet you")
+    q.box.value = q.box.options[3][1]
+    q.button.click()
+    assert "✅ Right: you predicted choice 3, 'the first reply'" in q.feedback.value

@@ -8,7 +8,6 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
 
 from helpers.course.display import window_marks
-from helpers.course.library_way import library_token_window
 from helpers.tokens import TokenCounter, count_message_tokens, count_tokens
 from helpers.window import (
     MessageBudgetError,
@@ -18,6 +17,7 @@ from helpers.window import (
     newest_fitting,
     token_window,
 )
+from lab.library_trim import library_token_window
 
 SYSTEM = SystemMessage("You are a friendly assistant. Answer briefly.")
 

@@ -119,10 +119,14 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
                if reply is not None else "") + "</table>")
 
 
-class MessagesView:
-    """Displays as an HTML table in Jupyter and as plain text elsewhere."""
+class render_messages:  # noqa: N801 - a lesson calls it like a function: ``render_messages(prompt)``
+    """What the model is sent, as a table (role, tokens, optional mark, content): ``marks``, one per
+    message (kept, dropped, summarized, summary, retrieved); ``title``, a caption; ``reply``, the
+    model's reply, shown last with the message the offline stand-in read its answer in. Jupyter shows
+    it as HTML, elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
 
-    def __init__(self, messages, marks=None, title=None, reply=None):
+    def __init__(self, messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
+                 title: str | None = None, reply: BaseMessage | None = None) -> None:
         self.rows = message_rows(messages, marks)
         self._html = messages_html(messages, marks, title, reply=reply)
         self.title, self.reply = title, reply
@@ -138,15 +142,6 @@ class MessagesView:
         if self.reply is not None:
             lines += [f"reply: {self.reply.content}", read_from(self.reply)]
         return "\n".join(line for line in lines if line)
-
-
-def render_messages(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
-                    title: str | None = None, reply: BaseMessage | None = None) -> MessagesView:
-    """What the model is sent, as a table (role, tokens, optional mark, content): ``marks``, one per
-    message (kept, dropped, summarized, summary, retrieved); ``title``, a caption; ``reply``, the
-    model's reply, shown last with the message the offline stand-in read its answer in. Jupyter shows
-    it as HTML, elsewhere as text; ``.rows`` holds ``message_rows``. ValueError: marks of another length."""
-    return MessagesView(messages, marks, title, reply)
 
 
 def window_marks(messages: Sequence[BaseMessage], window: Sequence[BaseMessage]) -> list[str]:

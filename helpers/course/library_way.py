@@ -1,6 +1,6 @@
 """The library way of 2026, wrapped so the lessons can compare it with the helpers: ``LibrarySummary``
-(``SummarizationMiddleware`` as a ``helpers.memory.MemoryStrategy``, lesson 05), ``langchain_retriever``
-(``langchain_milvus.Milvus`` over a ``MemoryStore``'s rows, lesson 06) and ``library_token_window``."""
+(``SummarizationMiddleware`` as a ``helpers.memory.MemoryStrategy``, lesson 05) and ``langchain_retriever``
+(``langchain_milvus.Milvus`` over a ``MemoryStore``'s rows, lesson 06)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage, trim_messages
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
 from helpers.course.milvus import LITE_GRPC_OPTIONS, milvus_kind
 from helpers.memory import Prompt, label
 from helpers.store import DEFAULT_NLIST, DEFAULT_NPROBE, Row, eq_filter, validate_id
-from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens, count_tokens
+from helpers.tokens import count_tokens
 
 
 class LibrarySummary:
@@ -109,11 +109,3 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
     search = {"k": top_k, "expr": eq_filter(user_id=user_id)}
     return vector_store, vector_store.as_retriever(search_kwargs=search)
 
-
-def library_token_window(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
-    """The library way, for comparison: plain ``trim_messages`` on the whole history with a
-    per-message tiktoken counter and reply priming taken off ``max_tokens`` (whole prompt, tokens)
-    once. No cache and no error: without room for the question it returns the system message."""
-    return trim_messages(list(messages), max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
-                         token_counter=lambda batch: sum(count_message_tokens(m) for m in batch),
-                         strategy="last", start_on="human", include_system=True)

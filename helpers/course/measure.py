@@ -23,11 +23,9 @@ def saved_result(results: dict, conversation: dict, measured: str) -> dict:
             "per_category": evaluate.per_category_recall(results["turns"], conversation)}
 
 
-# How far a live replay may land from a saved one, and why (docs/design-notes.md, "Saved numbers on
-# another machine"): one reply of the stand-in that differs early in a 300-turn replay is re-sent by every
-# later prompt of full history; a reply of 40 tokens at turn 1 is 12,000 tokens, about 1% of that row.
-# Two such flips fit; a change to what the memory sends does not. A share (evidence recall, answers
-# correct) may move by two probes: one near-tie each way.
+# How far a live replay may land from a saved one: an early reply that differs on another machine is
+# re-sent by every later prompt; a change to what the memory sends is not within it (docs/design-notes.md,
+# "Saved numbers on another machine").
 TOKEN_TOLERANCE = 0.02  #: relative, every count column (tokens, calls, embeddings, dollars); a count: >= 1
 PROBE_TOLERANCE = 2  #: probes, in every share column and in "unanswerable answered"
 _SHARES = ("evidence recall", "answers correct")

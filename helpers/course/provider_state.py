@@ -27,22 +27,17 @@ def provider_features() -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["features"]
 
 
-def last_response_id(messages: Sequence[BaseMessage]) -> tuple[int, str | None]:
-    """``(index after the newest reply with a Responses API id, that id)``; ``(0, None)`` without one.
-    The rule of ``langchain_openai``'s ``use_previous_response_id``: ids start with ``resp_``."""
-    for i in range(len(messages) - 1, -1, -1):
-        rid = messages[i].response_metadata.get("id") if isinstance(messages[i], AIMessage) else None
-        if rid and rid.startswith("resp_"):
-            return i + 1, rid
-    return 0, None
-
-
 def responses_request(model: str, messages: Sequence[BaseMessage], **extra) -> dict:
     """The JSON body of ``POST /v1/responses`` that ``ChatOpenAI(use_responses_api=True,
     use_previous_response_id=True)`` sends for ``messages`` (text messages only): the messages after
-    the newest reply with an id, and that id as ``previous_response_id``. ``extra``: more fields
-    (e.g. ``context_management``)."""
-    start, previous = last_response_id(messages)
+    the newest reply with a Responses API id (``langchain_openai``'s rule: it starts with ``resp_``),
+    and that id as ``previous_response_id``. ``extra``: more fields (e.g. ``context_management``)."""
+    start, previous = 0, None
+    for i in range(len(messages) - 1, -1, -1):
+        rid = messages[i].response_metadata.get("id") if isinstance(messages[i], AIMessage) else None
+        if rid and rid.startswith("resp_"):
+            start, previous = i + 1, rid
+            break
     items = [{"content": m.text, "role": _ROLES[m.type], "type": "message"} for m in messages[start:]]
     body = {"model": model, "stream": False, **extra, "input": items}
     return body | ({"previous_response_id": previous} if previous else {})

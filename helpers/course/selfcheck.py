@@ -19,7 +19,7 @@ the ``with`` block are shown and re-raised, never hidden.
 The block's output (prints, tables, plots) is captured in the kernel, not by the widget front end,
 so it is never lost. Where the answer box does not render, commit in code instead, in a new cell:
 ``q.answer("your prediction")`` prints the verdict, the Why and the held output as plain cell
-output."""
+output. A menu answer can be typed as its number or letter: ``q.answer(2)``, ``q.answer("b")``."""
 
 from __future__ import annotations
 
@@ -141,10 +141,31 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, bool)
 
 
-def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, str]:
+def choice_of(prediction: Any, choices: Sequence[Any]) -> tuple[int, Any] | None:
+    """``(number, choice)``: the choice of a menu that ``prediction`` names, by its text, its 1-based
+    number (``2`` or ``"2"``) or its letter (``"b"`` or ``"B"``); ``None`` when it names none."""
+    for number, choice in enumerate(choices, start=1):
+        if _normalize(prediction) == _normalize(choice):
+            return number, choice
+    typed = str(prediction).strip().lower()
+    letters = "abcdefghijklmnopqrstuvwxyz"[: len(choices)]
+    number = None
+    if typed.isdigit() and not isinstance(prediction, bool):
+        number = int(typed)
+    elif len(typed) == 1 and typed in letters:
+        number = letters.index(typed) + 1
+    if number is None or not 1 <= number <= len(choices):
+        return None
+    return number, choices[number - 1]
+
+
+def verdict(prediction: Any, actual: Any, tolerance: float = 0,
+            choice: int | None = None) -> tuple[bool, str]:
     """``(ok, one line)`` comparing a prediction with the measured value. Text compares without case or
     surrounding spaces; numeric text counts as a number; ``"a, b"`` compares with a list ``["a", "b"]``;
-    tuples equal lists. ``tolerance``: for numbers, the largest accepted ``abs(prediction - actual)``."""
+    tuples equal lists. ``tolerance``: for numbers, the largest accepted ``abs(prediction - actual)``.
+    ``choice``: the number of the menu choice that is ``prediction``, named in the line."""
+    said = f"{prediction!r}" if choice is None else f"choice {choice}, {prediction!r}"
     if isinstance(prediction, str) and isinstance(actual, (list, tuple)):
         prediction = [p for p in prediction.replace(",", " ").split() if p]
     expected, got = _normalize(prediction), _normalize(actual)
@@ -152,9 +173,9 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0) -> tuple[bool, s
     ok = math.isclose(expected, got, rel_tol=0, abs_tol=tolerance) if numbers else expected == got
     if ok:
         close = f", within {tolerance}" if tolerance and expected != got else ""
-        return True, f"✅ Right: you predicted {prediction!r}, measured {actual!r}{close}."
+        return True, f"✅ Right: you predicted {said}, measured {actual!r}{close}."
     off = f" (off by {got - expected:+g}{f'; tolerance {tolerance}' if tolerance else ''})" if numbers else ""
-    return False, f"❌ Not quite: you predicted {prediction!r}, measured {actual!r}{off}."
+    return False, f"❌ Not quite: you predicted {said}, measured {actual!r}{off}."
 
 
 class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
@@ -169,8 +190,11 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         import ipywidgets as w
 
         choices = self.spec.get("choices")
-        self.box = (w.Dropdown(options=[("choose…", None), *[(str(c), c) for c in choices]])
-                    if choices else w.Text(placeholder="your prediction"))
+        if choices:  # numbered, as ``answer`` accepts them: ``q.answer(2)``
+            numbered = [(f"{number}. {choice}", choice) for number, choice in enumerate(choices, start=1)]
+            self.box = w.Dropdown(options=[("choose…", None), *numbered])
+        else:
+            self.box = w.Text(placeholder="your prediction")
         self.button = w.Button(description="Check", button_style="primary")
         self.feedback = w.HTML()
         self.held = w.Output(layout=w.Layout(display="none"))
@@ -238,7 +262,11 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         elif self.actual is None:
             line = "⏳ Run the cell to its end first."
         else:
-            ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0))
+            named = choice_of(prediction, self.spec.get("choices") or [])
+            number = None
+            if named is not None:
+                number, prediction = named
+            ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0), number)
             line += " (reference answer)" if reference else ""
             result = self.result = CheckResult(self.id, prediction, self.actual, ok, reference)
             RESULTS.append(result)
@@ -253,5 +281,5 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
     def answer(self, prediction: Any) -> None:
         """Commit ``prediction`` in code, in a new cell below the check: prints the verdict and the Why, then
         shows the held output in that cell (the result goes to ``RESULTS``). The fallback where the answer
-        box does not render."""
+        box does not render; a menu answer can be its number (``2``, ``"2"``) or letter (``"b"``)."""
         self.check(prediction, in_widget=False)

@@ -59,13 +59,10 @@ def describe_provider_error(exc: BaseException, settings: Settings, part: str = 
     return None
 
 
-def check_provider(settings: Settings, part: str = "chat") -> str | None:
+def list_models(settings: Settings, part: str = "chat") -> tuple[str | None, list[str]]:
     """Test the key of ``part`` (``"chat"``: ``OPENAI_*``; ``"embeddings"``: ``EMBEDDING_*``) by asking
-    for the model list (no tokens): ``None`` if it works (or there is no list), else a plain sentence."""
-    return _list_models(settings, part)[0]
-
-
-def _list_models(settings: Settings, part: str) -> tuple[str | None, list[str]]:
+    for the model list (no tokens): ``(None, model ids)`` if it works (``[]``: the server has no list),
+    else ``(a plain sentence, [])``."""
     import openai
 
     key, url = ((settings.embedding_api_key, settings.embedding_base_url) if part == "embeddings"
@@ -108,7 +105,7 @@ def show_setup(check: bool = True) -> Settings:
                                  ("embeddings", settings.embedding_provider, "embeddings")):
         if not check or provider == OFFLINE:
             continue
-        problem, models = _list_models(settings, part)
+        problem, models = list_models(settings, part)
         if problem:
             notes.append(f"{problem} This kernel uses the offline {name} for now.")
             offline.append(part)

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 import ipywidgets as widgets
 import pandas as pd
 from IPython.display import HTML, display
-from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from helpers.course.data import Conversation, load_conversation
@@ -215,30 +214,12 @@ class SummaryExplorer(_Explorer):
         return RunningSummary(trigger, summary_last=self.summary_last.value)
 
 
-class CachedEmbeddings(Embeddings):
-    """An embedding model that remembers every vector it computed (queries and stored texts apart:
-    some models embed them differently), so replaying the same turns again embeds nothing."""
-
-    def __init__(self, embeddings: Embeddings) -> None:
-        self.inner, self.documents, self.queries = embeddings, {}, {}  # text -> vector
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if missing := list(dict.fromkeys(t for t in texts if t not in self.documents)):
-            self.documents.update(zip(missing, self.inner.embed_documents(missing), strict=True))
-        return [self.documents[t] for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        if text not in self.queries:
-            self.queries[text] = self.inner.embed_query(text)
-        return self.queries[text]
-
-
 class LayeredExplorer(_Explorer):
     """Lesson 07: ``LayeredMemory``'s budgets, opening on its defaults (sliders ``window_tokens``,
     ``summary_tokens``, ``retrieval_tokens`` for a message that asks: ``kinds.asks``; ``statement_tokens``).
     Its own collection (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created,
-    with a ``CachedEmbeddings`` copy of ``store``'s model) and one user id per setting: settings never share
-    rows, and closing the lesson's ``store`` does not stop it."""
+    with ``store``'s model) and one user id per setting: settings never share rows, and closing the
+    lesson's ``store`` does not stop it."""
 
     def __init__(self, store: MemoryStore, conversation: Conversation | str = "alice_month_en",
                  model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS,
@@ -253,7 +234,7 @@ class LayeredExplorer(_Explorer):
         store = self.store
         token = milvus_connection(self._settings)[1] if store.backend != "lite" else None
         self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token, dim=store.dim,
-                                embeddings=CachedEmbeddings(store.embeddings), drop_existing=True)
+                                embeddings=store.embeddings, drop_existing=True)
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
         self.summary_tokens = _slider("summary tokens", 200, 20, 450, 10)  # LayeredMemory's defaults
         self.retrieval_tokens = _slider("retrieval tokens", 500, 20, 800, 10)
@@ -287,7 +268,7 @@ class RetrievalExplorer(_Shown):
     Controls: ``conversation_choice`` (``user_id`` or one of ``conversations``, stored on first
     choice, a ``format_turn`` row per message), ``top_k``, ``min_score`` (its minimum: none),
     ``question``. ``memories``: the latest hits, best first; ``sent``: the human message as
-    ``RetrievalMemory`` builds it. Query vectors are cached; a Milvus error is shown in the view."""
+    ``RetrievalMemory`` builds it. Query vectors are kept; a Milvus error is shown in the view."""
 
     QUESTIONS = {"en": "What is my job?", "ko": "제 직업이 뭐예요?"}
 
@@ -305,7 +286,7 @@ class RetrievalExplorer(_Shown):
         self.status = widgets.HTML()
         self.view = widgets.HTML(layout=widgets.Layout(max_height=VIEW_MAX_HEIGHT, overflow="auto"))
         self.memories, self.sent, self.error = [], "", None  # list[Hit], str, str | None
-        self._queries = CachedEmbeddings(store.embeddings)
+        self._vectors = {}  # question -> its query vector: a slider searches without embedding again
         for control in (self.top_k, self.min_score, self.question):
             control.observe(self.safely(lambda change: self.update()), names="value")
         self.conversation_choice.observe(self.safely(self._on_conversation), names="value")
@@ -346,13 +327,19 @@ class RetrievalExplorer(_Shown):
             with self.busy("⏳ searching…"):
                 self.memories, self.error = self.store.search(
                     self.current_user, question, self.top_k.value, min_score=threshold,
-                    session_id=self.session_id, query_vector=self._queries.embed_query(question)), None
+                    session_id=self.session_id, query_vector=self.query_vector(question)), None
         except MilvusStoreError as error:
             self.memories, self.sent, self.error = [], "", str(error)
             self.view.value = _p("Milvus:", error, ERROR_COLOUR)
             return
         self.sent = f"{format_hits(self.memories)}\n\nQuestion: {question}" if self.memories else question
         self.view.value = self._html(question, threshold is not None)
+
+    def query_vector(self, question: str) -> list[float]:
+        """``question``'s query vector, embedded by the store's model the first time it is asked."""
+        if question not in self._vectors:
+            self._vectors[question] = self.store.embeddings.embed_query(question)
+        return self._vectors[question]
 
     def table(self) -> pd.DataFrame:
         """The hits as a table: rank, score, round, session, chunks, content."""
