@@ -148,17 +148,17 @@ def test_a_korean_prediction_typed_on_macos_matches():
 
 
 def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
-    choices = checks()["04.slice_first"]["choices"]  # the answer is the third choice
-    assert choices.index(checks()["04.slice_first"]["answer"]) == 2
-    for typed in (3, "3", " 3 ", "c", "C", "the first reply", "THE FIRST REPLY"):
-        q = ask("04.slice_first")
-        q.measured("the first reply", kept=4, first="Nice to meet you")
+    choices = checks()["06.moved"]["choices"]  # the answer is the third choice
+    assert choices.index(checks()["06.moved"]["answer"]) == 2
+    for typed in (3, "3", " 3 ", "c", "C", "both", "BOTH"):
+        q = ask("06.moved")
+        q.measured("both", rounds="1, 2, 4")
         q.answer(typed)
-        assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "the first reply", typed
-        assert "you predicted choice 3, 'the first reply'" in capsys.readouterr().out, typed
-    for typed, chosen in ((1, "the system prompt"), ("a", "the system prompt"), ("4", "the user's job")):
-        q = ask("04.slice_first")
-        q.measured("the first reply", kept=4, first="Nice to meet you")
+        assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "both", typed
+        assert "you predicted choice 3, 'both'" in capsys.readouterr().out, typed
+    for typed, chosen in ((1, "only Lisbon"), ("a", "only Lisbon"), ("4", "neither: old questions take the three places")):
+        q = ask("06.moved")
+        q.measured("both", rounds="1, 2, 4")
         q.answer(typed)
         assert (RESULTS[-1].ok, RESULTS[-1].prediction) == (False, chosen), typed
 
@@ -174,10 +174,10 @@ def test_a_number_or_letter_outside_the_menu_names_no_choice():
 
 
 def test_the_menu_numbers_its_choices_and_checks_the_choice_it_holds():
-    q = ask("04.slice_first")
+    q = ask("06.moved")
     labels = [label for label, _ in q.box.options]
-    assert labels[0] == "choose…" and labels[3] == "3. the first reply"
-    q.measured("the first reply", kept=4, first="Nice to meet you")
+    assert labels[0] == "choose…" and labels[3] == "3. both"
+    q.measured("both", rounds="1, 2, 4")
     q.box.value = q.box.options[3][1]
     q.button.click()
-    assert "✅ Right: you predicted choice 3, 'the first reply'" in q.feedback.value
+    assert "✅ Right: you predicted choice 3, 'both'" in q.feedback.value

@@ -28,17 +28,18 @@ def _open(kind: str, path: Path):
 
 def _writer(kind: str, path: Path, writer: int, appends: int, start, errors) -> None:
     """One writer process: wait at ``start`` until every writer is ready, append ``appends`` messages one
-    ``add_message`` at a time, then put the list of failed appends on ``errors``."""
+    ``add_message`` at a time, then put (failed appends, ids of the appends that returned) on ``errors``."""
     history = _open(kind, path)
     start.wait()
-    failed = []
+    failed, returned = [], []
     for number in range(appends):  # Korean text, id w<writer>-<number>
         text = f"작성자 {writer}의 {number}번째 메시지입니다. (writer {writer}, message {number})"
         try:
             history.add_message(HumanMessage(text, id=f"w{writer}-{number}"))
+            returned.append(f"w{writer}-{number}")
         except Exception as exc:  # e.g. the library's writer reads a half-written file
             failed.append(f"{type(exc).__name__}: {exc}")
-    errors.put(failed)
+    errors.put((failed, returned))
 
 
 def _stored_ids(kind: str, path: Path) -> list[str]:
@@ -56,7 +57,8 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
     time to one ``kind`` history (``"langchain"``, ``"helpers"``) at ``path_or_dir`` (a ``.json`` path or
     a folder: session ``demo-<kind>``), reset first; writers still running after ``timeout`` s are
     stopped. Returns kind, path, expected, what the file holds (stored, lost, duplicates, valid_json,
-    error), writer_errors (appends that raised), seconds and outcome (a sentence): a damaged file is
+    error), writer_errors (appends that raised; writer_error_examples: up to 3), lost_silently (appends
+    that returned normally yet are not in the file), seconds and outcome (a sentence): a damaged file is
     reported, never raised. ValueError: a bad kind, writers or appends."""
     if kind not in KINDS or writers < 1 or appends < 0:
         raise ValueError(f"need kind in {KINDS}, writers >= 1, appends >= 0: {kind!r}, {writers}, {appends}")
@@ -75,7 +77,7 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
     for racer in racers:
         racer.start()
     deadline = time.monotonic() + timeout
-    failed = []
+    failed, returned = [], set()
     try:
         start.wait(timeout)  # every writer has imported and opened its history: all start at once
     except threading.BrokenBarrierError:
@@ -83,7 +85,9 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
     began = time.perf_counter()
     for _ in racers:
         try:
-            failed += errors.get(timeout=max(1.0, deadline - time.monotonic()))
+            writer_failed, writer_returned = errors.get(timeout=max(1.0, deadline - time.monotonic()))
+            failed += writer_failed
+            returned.update(writer_returned)
         except queue.Empty:
             failed.append("a writer did not finish in time")
             break
@@ -103,7 +107,9 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
               "lost": expected if ids is None else len(wanted - set(ids)),
               "duplicates": None if ids is None else len(ids) - len(set(ids)),
               "valid_json": ids is not None, "error": error,
-              "writer_errors": len(failed), "seconds": round(seconds, 2)}
+              "writer_errors": len(failed), "writer_error_examples": list(dict.fromkeys(failed))[:3],
+              "lost_silently": None if ids is None else len(returned - set(ids)),
+              "seconds": round(seconds, 2)}
     if ids is None:
         told = (f"the file is no longer valid JSON ({error}): none of them can be read back; "
                 f"{len(failed)} appends failed while writing.")

@@ -2,10 +2,10 @@
 
 A check cell shows an answer box and a Check button, and holds the rest of its own output::
 
-    with ask("04.slice_first") as q:     # the box; everything below stays hidden until Check
-        window = messages[-4:]
-        display(render_messages(window))
-        q.measured(window[0].type, first=window[0].text)
+    with ask("04.facts_sent") as q:      # the box; everything below stays hidden until Check
+        records = replay(TokenWindow(200), turns, model)
+        display(render_messages(records[14].prompt))
+        q.measured(facts_sent, sent="13, 17")  # the value predicted; the Why's facts
 
 Until the learner commits a prediction nothing of the measurement shows. Check reveals the verdict,
 the Why and the held output. Each question's reference answer, choices and Why live in
