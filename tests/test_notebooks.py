@@ -504,8 +504,8 @@ def test_run_all_twice_in_one_kernel(name, monkeypatch):
     (its live replay is tested above); lesson 09 has its own twice-run test."""
     monkeypatch.setenv("COURSE_PRECOMPUTED", "1")
     (path,) = lesson_paths([name])
-    shown = execute_lesson(path, cell_timeout=CELL_TIMEOUT, passes=2,
-                           probe=SELF_CHECKS + "import json\nprint(json.dumps({'selfchecks': _selfchecks}))").probe
+    probe = SELF_CHECKS + "import json\nprint(json.dumps({'selfchecks': _selfchecks}))"
+    shown = execute_lesson(path, cell_timeout=CELL_TIMEOUT, passes=2, probe=probe).probe
     checks = shown["selfchecks"]
     assert checks and len(checks) % 2 == 0, checks  # each check once per pass
     first, second = checks[: len(checks) // 2], checks[len(checks) // 2:]

@@ -156,7 +156,8 @@ def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
         q.answer(typed)
         assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "both", typed
         assert "you predicted choice 3, 'both'" in capsys.readouterr().out, typed
-    for typed, chosen in ((1, "only Lisbon"), ("a", "only Lisbon"), ("4", "neither: old questions take the three places")):
+    neither = "neither: old questions take the three places"
+    for typed, chosen in ((1, "only Lisbon"), ("a", "only Lisbon"), ("4", neither)):
         q = ask("06.moved")
         q.measured("both", rounds="1, 2, 4")
         q.answer(typed)
