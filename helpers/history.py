@@ -1,12 +1,9 @@
 """A chat history kept as one readable JSON file per session, safe against crashes and races.
 
-``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (``{"format":
-"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, messages as in LangChain's
-``messages_to_dict``, UTF-8, one per line, Hangul as-is). Unlike ``FileChatMessageHistory``, a damaged file
-gets a clear error and loses nothing: a per-session lock around each read-modify-write, so no writer loses
-another's messages (advisory: only ``FileHistory`` honours it; local disks); each write fsync'd to a temporary
-file, then ``os.replace``-d in, so a crash leaves the old file or the new, never half; a damaged file raises
-``HistoryFileError`` instead of reading as empty, so no write saves over it."""
+``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (messages as LangChain's
+``messages_to_dict``, UTF-8). A per-session lock around each read-modify-write (no writer loses another's
+messages), each write fsync'd to a temporary file then ``os.replace``-d in (a crash leaves the old file or
+the new), and a damaged file raises ``HistoryFileError`` instead of reading as empty."""
 
 from __future__ import annotations
 
