@@ -100,17 +100,6 @@ def default_directory() -> Path:
     return runtime_dir() / "history"
 
 
-def list_sessions(directory: str | Path | None = None) -> list[str]:
-    """Session ids with a history file in ``directory`` (default ``default_directory()``), sorted by
-    ``text.in_order``; ``[]`` if the folder does not exist. Files are not opened: a damaged one is listed."""
-    folder = Path(directory) if directory is not None else default_directory()
-    ids = []
-    for path in folder.glob("*.json") if folder.is_dir() else ():
-        with contextlib.suppress(InvalidSessionIdError):  # not ours (temp files start with '.')
-            ids.append(validate_session_id(path.name[: -len(".json")]))
-    return sorted(ids, key=in_order)
-
-
 class FileHistory(BaseChatMessageHistory):
     """One conversation in ``<directory>/<session_id>.json``, read from disk every time (another
     instance or process sees the same messages). ``session_id``: checked (``InvalidSessionIdError``,
