@@ -74,7 +74,7 @@ def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if (key := message_key(m)) not in seen and not seen.add(key)]
 
 
-class WrittenTurns(dict[tuple[str, int], tuple[str, ...]]):
+class RowSources(dict[tuple[str, int], tuple[str, ...]]):
     """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
     a message written (``history.message_key``; without an id: its session, round, role and text)?"""
 
