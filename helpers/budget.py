@@ -1,9 +1,7 @@
 """Filling a token budget with hits (lessons 07-08): best first, with neighbours, in one format.
 
-Plain top-k fails on long two-person conversations: a fixed k wastes the budget or drops a hit that
-does not fit without trying the next, the fact is often in the row *next to* the hit, and words said
-twice take the budget twice (a neighbour can bring them back). ``fill_budget`` fixes each (the
-effect of each step: docs/design-notes.md)."""
+A fixed top-k wastes the budget or drops a hit that does not fit, the fact is often in the row *next to*
+the hit, and words said twice take the budget twice: ``fill_budget`` fixes each (docs/design-notes.md)."""
 
 from __future__ import annotations
 

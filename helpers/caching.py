@@ -1,19 +1,10 @@
 """Prompt caching, counted: the part of each prompt the provider has already seen, and the bill.
 
-A provider keeps the start of a prompt it has processed. A later prompt that begins with the
-same tokens reads them from that cache at a lower price; the rest is billed as input, and may be
-written to the cache (free at OpenAI, at a premium at Anthropic). The rules counted here, as the
-providers' docs state them (``data/prices.json`` names each source and date):
-
-- only an exact prefix matches, token for token: one changed token voids everything after it;
-- below the model's minimum prefix nothing is cached, and nothing says so;
-- an entry unused for its TTL (minutes) is gone: a new session (days later) starts cold;
-- we count what the *previous* call sent (a provider may also hold older prompts: an upper
-  bound on misses, a lower bound on savings) and ignore rounding to blocks.
-
-Tokens are the course's tokenizer's (``helpers.tokens``: cl100k_base and OpenAI's per-message rule),
-an estimate of what a provider counts. Dollars are per million tokens (``/MTok``) in the file.
-"""
+A later prompt that begins with the same tokens as the one before reads them from the provider's cache at
+a lower price; the rest is billed as input, and may be written to the cache. The rules, as the providers'
+docs state them (``data/prices.json`` names each source; dollars per million tokens): only an exact prefix
+matches; below the model's minimum prefix nothing is cached; a new session starts cold. We compare with
+the previous call only (a lower bound on savings) and ignore rounding to blocks."""
 
 from __future__ import annotations
 

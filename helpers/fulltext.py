@@ -1,15 +1,9 @@
 """Words and meaning together: Milvus's own BM25 full-text search fused with the dense search.
 
-An embedding finds "my kitten" for "my cat"; it often misses the rare words a question shares with
-its answer ("NTP", "Socket.io", "Miso"). BM25 finds those. ``HybridStore`` is a ``MemoryStore``
-whose collection also holds a sparse BM25 vector of each chunk, made by Milvus from the ``content``
-field (a BM25 function: no vocabulary of ours), and whose ``search(words=True)`` runs both searches,
-fused by reciprocal rank (RRF, k=60: each list gives ``1 / (k + rank)``, the words' times a weight).
-
-BM25 functions exist from Milvus 2.5 (Milvus Lite 3.x has them); an older server (2.3) has none:
-there the store makes the plain collection and searches by meaning alone (``full_text`` is False).
-Sources: Milvus docs, "Full Text Search" and "Hybrid Search" (``RRFRanker``); Cormack et al. 2009
-for RRF and its k=60. LangChain's Milvus vector store offers the same through ``builtin_function``."""
+An embedding finds "my kitten" for "my cat" but misses rare words a question shares with its answer
+("Socket.io"); BM25 finds those. ``HybridStore`` keeps a BM25 vector of each chunk (made by Milvus 2.5+ or
+Lite 3+; an older server searches by meaning alone) and fuses both searches by reciprocal rank.
+Sources: Milvus docs, "Full Text Search" and "Hybrid Search"; Cormack et al. 2009 (RRF, k=60)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """A chat history kept as one readable JSON file per session, safe against crashes and races.
 
-``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (``{"format":
-"llm-memory-course/history", "version": 1, "session_id": ..., "messages": [...]}``, messages as in LangChain's
-``messages_to_dict``, UTF-8, one per line, Hangul as-is). Unlike ``FileChatMessageHistory``, a damaged file
-gets a clear error and loses nothing: a per-session lock around each read-modify-write, so no writer loses
-another's messages (advisory: only ``FileHistory`` honours it; local disks); each write fsync'd to a temporary
-file, then ``os.replace``-d in, so a crash leaves the old file or the new, never half; a damaged file raises
-``HistoryFileError`` instead of reading as empty, so no write saves over it."""
+``FileHistory(session_id, directory)`` keeps ``<directory>/<session_id>.json`` (messages as LangChain's
+``messages_to_dict``, UTF-8). A per-session lock around each read-modify-write (no writer loses another's
+messages), each write fsync'd to a temporary file then ``os.replace``-d in (a crash leaves the old file or
+the new), and a damaged file raises ``HistoryFileError`` instead of reading as empty."""
 
 from __future__ import annotations
 
@@ -77,7 +74,7 @@ def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if (key := message_key(m)) not in seen and not seen.add(key)]
 
 
-class WrittenTurns(dict[tuple[str, int], tuple[str, ...]]):
+class RowSources(dict[tuple[str, int], tuple[str, ...]]):
     """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
     a message written (``history.message_key``; without an id: its session, round, role and text)?"""
 
@@ -101,17 +98,6 @@ def in_order(name: str) -> tuple:
 def default_directory() -> Path:
     """``helpers.config.runtime_dir() / "history"`` (``FileHistory`` creates it when needed)."""
     return runtime_dir() / "history"
-
-
-def list_sessions(directory: str | Path | None = None) -> list[str]:
-    """Session ids with a history file in ``directory`` (default ``default_directory()``), sorted by
-    ``text.in_order``; ``[]`` if the folder does not exist. Files are not opened: a damaged one is listed."""
-    folder = Path(directory) if directory is not None else default_directory()
-    ids = []
-    for path in folder.glob("*.json") if folder.is_dir() else ():
-        with contextlib.suppress(InvalidSessionIdError):  # not ours (temp files start with '.')
-            ids.append(validate_session_id(path.name[: -len(".json")]))
-    return sorted(ids, key=in_order)
 
 
 class FileHistory(BaseChatMessageHistory):

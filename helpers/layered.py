@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helpers.budget import fill_budget
 from helpers.config import check_setting
-from helpers.history import each_once
+from helpers.history import RowSources, each_once
 from helpers.kinds import (
     SEARCHED_KINDS,
     OtherSpeaker,
@@ -30,7 +30,7 @@ from helpers.kinds import (
     stored_kind,
 )
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import EMBED_PARTS, WrittenTurns, step_messages
+from helpers.retrieval import EMBED_PARTS, step_messages
 from helpers.store import FIELDS, MAX_TOP_K, Hit, MemoryStore, split_utf8, utf8_len, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
@@ -102,7 +102,7 @@ class LayeredMemory:
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
         self.stored_tokens, self.other_speaker, self.embed_reply_parts = 0, OtherSpeaker(), embed_reply_parts
         self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
-        self._written, self._turn = WrittenTurns(), None  # the turn being written: a LayeredTurn
+        self._sources, self._turn = RowSources(), None  # the turn being written: a LayeredTurn
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
                     f" + retrieval {self.retrieval_tokens} tokens)")
@@ -158,7 +158,7 @@ class LayeredMemory:
 
         def in_the_window(hit) -> bool:  # the same words, or the message it was written from
             said = normalized(hit.content)
-            sources = self._written.sources([hit])
+            sources = self._sources.sources([hit])
             return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
 
         hits, text = fill_budget(self.store, self.user_id, question, budget, kinds=self.searched_kinds,
@@ -166,16 +166,16 @@ class LayeredMemory:
                                  words=True, skip=in_the_window, prefer=self.prefer(question))
         self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
-        covers = {COVERS_KEY: list(dict.fromkeys(self._written.sources(hits)))}  # parts: their message once
+        covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # parts: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
         turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
-        new = [m for i, m in enumerate(said) if not self._written.has(self.session_id, self.round + i, m)]
+        new = [m for i, m in enumerate(said) if not self._sources.has(self.session_id, self.round + i, m)]
         calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
-        write_messages(self.store, self._written, self.user_id, self.session_id, self.round, said,
+        write_messages(self.store, self._sources, self.user_id, self.session_id, self.round, said,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
                        skipped=turn.skipped)
@@ -204,7 +204,7 @@ class _ToStore:
     embed: bool  # embedded now (its kind is searched)
 
 
-def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, session_id: str,
+def write_messages(store: MemoryStore, sources: RowSources, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
                    names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
@@ -218,8 +218,8 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
     neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
     bound; a long message's first part now, the rest wait for room left over), of an assistant's message
     only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
-    appended to ``skipped``; one already ``written`` (a turn run again) is not stored twice. Returns the ids
-    of the stored parts."""
+    appended to ``skipped``; one already in ``sources`` (a turn run again) is not stored twice. Returns
+    the ids of the stored parts."""
     calls = store.embedding_calls
     to_store: list[_ToStore] = []
     for number, message in enumerate(messages, start=first_round):
@@ -228,7 +228,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
             if skipped is not None:
                 skipped.append(f"{message.id or message.type}: {why}")
             continue
-        if written.has(session_id, number, message):  # a turn run again: stored the first time
+        if sources.has(session_id, number, message):  # a turn run again: stored the first time
             continue
         text, speaker = nfc(message.text), "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
@@ -252,7 +252,7 @@ def write_messages(store: MemoryStore, written: WrittenTurns, user_id: str, sess
                              vector=next(vectors) if m.embed and not m.long else None,
                              embed_parts=max(1, room()) if in_parts else None,
                              embedded_parts=embed_reply_parts if m.speaker == "assistant" else None)
-            written.add(session_id, m.round, m.message)
+            sources.add(session_id, m.round, m.message)
         if store.waiting and embed_parts is not None and room() > 0:
             store.catch_up(room())
     return ids

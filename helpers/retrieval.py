@@ -11,7 +11,7 @@ from datetime import date as _date
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from helpers.history import WrittenTurns, in_order  # noqa: F401 - layered imports it from here
+from helpers.history import RowSources, in_order
 from helpers.kinds import normalized
 from helpers.memory import QUESTION, RETRIEVED, SYSTEM, Prompt, PromptPart, part
 from helpers.store import MAX_TOP_K, Hit, MemoryStore, Row, check_setting, validate_id
@@ -122,7 +122,7 @@ class RetrievalMemory:
         check_setting("top_k", top_k, 1, MAX_TOP_K), check_setting("first_round", first_round, 0)  # when made
         self.top_k, self.min_score, self.all_sessions, self.names = top_k, min_score, all_sessions, names
         self.last_retrieved, self.turns_log = [], []  # list[Hit], list[RetrievalTurn]
-        self._written, self._pending = WrittenTurns(), None
+        self._sources, self._pending = RowSources(), None
 
     name = property(lambda self: f"retrieval (Milvus top-{self.top_k})")
     embedding_calls = property(lambda self: self.store.embedding_calls)  # texts embedded so far
@@ -148,7 +148,7 @@ class RetrievalMemory:
         if not hits:
             return Prompt([system, new_message], [part(SYSTEM, system), part(QUESTION, new_message)])
         block = format_hits(hits)
-        parts = (PromptPart(RETRIEVED, block, self._written.sources(hits)),
+        parts = (PromptPart(RETRIEVED, block, self._sources.sources(hits)),
                  PromptPart(QUESTION, question, (new_message.id,) if new_message.id else ()))
         said = new_message.content  # kept whole: its images and other blocks, its id and name
         message = new_message.model_copy(update={"content": f"{block}\n\nQuestion: {said}" if isinstance(
@@ -158,7 +158,7 @@ class RetrievalMemory:
     def after_turn(self, model: BaseChatModel | None, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write ``step_messages(stored)`` as round ``self.round``: once."""
         step = step_messages(stored)
-        if step and all(self._written.has(self.session_id, self.round, m) for m in step):
+        if step and all(self._sources.has(self.session_id, self.round, m) for m in step):
             return []  # written already: a turn run again
         question = next((m.text for m in step if m.type == "human"), None)
         reply = next((m.text for m in step if m.type != "human"), None)
@@ -171,7 +171,7 @@ class RetrievalMemory:
                            embed_parts=EMBED_PARTS)
         turn.write_ms = (time.perf_counter() - began) * 1000
         turn.stored_embeddings = self.store.embedding_calls - calls
-        self._written.add(self.session_id, self.round, *step)
+        self._sources.add(self.session_id, self.round, *step)
         self.turns_log.append(turn)
         self._pending, self.round = None, self.round + 1
         return []

@@ -1,11 +1,8 @@
 """Summary memory: fold older messages into a running summary with one extra model call.
 
-Stored: ``[summary?, *recent]``. After a turn, when a trigger fires (``CountTrigger``: over 6 messages, keep
-2; ``TokenTrigger``: over 200 tokens, keep ~80), the messages before the kept part (which starts on a human
-message) and the previous summary are folded into a new one (``summarize_step``), capped, in the
-conversation's language. Prompt: ``[system, summary, *recent, new message]``. On failure nothing changes.
-The summary is a user message holding a ``memory_block``: data, not instructions (how this differs from
-LangChain's ``SummarizationMiddleware``: docs/design-notes.md, "The running summary")."""
+Stored: ``[summary?, *recent]``. When a trigger fires after a turn, the messages before the kept part and
+the previous summary are folded into a new, capped one (``summarize_step``); on failure nothing changes.
+Prompt: ``[system, summary, *recent, new message]``, the summary a user message holding a ``memory_block``."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Text at the edges of the course's code: what enters is made one Unicode form (``nfc``), blank text is
-named (``is_blank``, the one rule), ISO times are compared in UTC (``utc_time``); what memory sends back into
-a prompt is a delimited block of data (``memory_block``), never instructions.
-
-The same Korean word typed on macOS arrives decomposed (NFD: 제 = ᄌ + ᅦ, two or three code points
-a syllable) and on Windows or Linux composed (NFC). Compared, counted, embedded or stored as they come,
-the two forms differ: a fact ranks below its neighbour, a token count grows several times over, a
-history file gives back what it was given. Rule: Unicode Standard Annex #15 (NFC, canonical composition);
-the W3C "Character Model for the World Wide Web: String Matching" asks for NFC on input, as here."""
+"""Text at the edges of the course's code: what enters is made one Unicode form (``nfc``: macOS sends Korean
+decomposed), blank text is named (``is_blank``), ISO times are compared in UTC (``utc_time``); what memory
+sends back into a prompt is a delimited block of data (``memory_block``), never instructions. Rule: Unicode
+Standard Annex #15 (NFC); why: docs/design-notes.md, "Memories as data, and text at the edges"."""
 
 from __future__ import annotations
 

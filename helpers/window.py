@@ -1,12 +1,8 @@
 """Windows: send the model only the newest part of a conversation; the strategies built on them.
 
-``last_n_messages`` is the article's ``slice(-4)``, deliberately naive (it can drop the system prompt, start
-on a reply whose question is gone, keep a tool result without its call); ``count_window`` keeps a turn (with
-its tool calls and results) whole or not at all; ``token_window`` is LangChain's ``trim_messages``, but
-``max_tokens`` is the whole prompt as ``count_tokens`` counts it, a question that does not fit raises
-``TokenBudgetError`` instead of vanishing, and only the tail the budget reaches is counted (a turn costs the
-same at any length). The strategies never raise on a long message: ``TokenWindow`` sends it whole, with
-nothing older (docs/design-notes.md, "Long messages")."""
+``last_n_messages`` is the article's naive ``slice(-4)``; ``count_window`` keeps a turn whole or not at all;
+``token_window`` is LangChain's ``trim_messages`` with ``max_tokens`` the whole prompt, and a question that
+does not fit raises ``TokenBudgetError`` instead of vanishing (docs/design-notes.md, "Long messages")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
 """Memory that is written (lesson 09): facts taken from each user message and kept current, instead
 of every message as it was said.
 
-Each new fact is compared with the most similar stored facts and one decision is applied: ``ADD``
-it, ``UPDATE`` a stored fact (its old text is replaced: a changed fact stops being found), ``DELETE``
-one (the user took it back) or ``NOOP`` (already known). This is mem0's memory update step (a model
-extracts facts, then decides against the most similar stored ones); LangMem's memory managers do the
-same in the hot path or in the background. Here ``extract`` and ``decide`` are functions you pass: a
-chat model with structured output (``model_writer``) or the offline stand-in's rules
-(``helpers.course.written_rules``). How it differs from ``helpers.layered``: layered memory keeps every
-message and finds the old and the new fact alike; this keeps one current text per fact, and what the
-decisions got wrong is lost.
-"""
+Each new fact is compared with the most similar stored facts and one decision is applied: ``ADD`` it,
+``UPDATE`` a stored fact (its old text is replaced), ``DELETE`` one (taken back) or ``NOOP`` (known):
+mem0's memory update step. ``extract`` and ``decide`` are functions you pass: a chat model with structured
+output (``model_writer``) or the offline stand-in's rules (``helpers.course.written_rules``)."""
 
 from __future__ import annotations
 

@@ -405,9 +405,9 @@ def test_a_number_tells_only_in_the_users_question_to_an_assistant(store):
     (``OtherSpeaker``), a question holding a number stays a question, whoever asks it."""
     from langchain_core.messages import AIMessage, HumanMessage
 
+    from helpers.history import RowSources
     from helpers.kinds import OtherSpeaker
     from helpers.layered import write_messages
-    from helpers.retrieval import WrittenTurns
 
     asked, back = "How can I help Scott, who is 12, raise his 68% in maths?", "Is 68% by June 1 realistic?"
     friend = OtherSpeaker()
@@ -417,7 +417,7 @@ def test_a_number_tells_only_in_the_users_question_to_an_assistant(store):
     for user, other, kinds in (("tn-ai", None, ["statement", "question"]),  # the assistant's never told
                                ("tn-friend", friend, ["question", "question"])):
         messages = [HumanMessage(asked), AIMessage(back)]
-        write_messages(store, WrittenTurns(), user, "s1", 1, messages, other=other)
+        write_messages(store, RowSources(), user, "s1", 1, messages, other=other)
         assert [row.kind for row in store.rows(user)] == kinds
 
 def test_a_second_replay_through_the_same_memory_still_finds_the_first_ones_facts(store, model):

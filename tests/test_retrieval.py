@@ -23,7 +23,7 @@ from helpers.memory import MemoryStrategy, replay
 from helpers.retrieval import (
     HEADER,
     RetrievalMemory,
-    WrittenTurns,
+    RowSources,
     format_hits,
     format_turn,
     memory_line,
@@ -132,7 +132,7 @@ def test_retrieval_memory_stores_a_recorded_reply_alone_under_the_speakers_names
 
 
 def test_written_turns_name_their_sources():
-    written = WrittenTurns()
+    written = RowSources()
     written.add("s1", 1, HumanMessage("a", id="t1-user"), HumanMessage("b", id="t1-reply"))
     written.add("s1", 2, HumanMessage("c"))  # no id: no source
     hits = [row("x", "s1", 1), row("y", "s1", 2), row("z", "s9", 1)]
@@ -510,7 +510,7 @@ def test_retrieval_stores_a_user_message_that_got_no_reply(store, model):
                     Turn("Gotta go, bye!", "s1", answer=False)], model, "Be brief.")
     assert sorted(r.content for r in store.rows("ann")) == ["User: Gotta go, bye!",
                                                            "User: I work as a nurse.\nAI: Nice."]
-    assert memory._written[("s1", 2)] == ("t2-user",)
+    assert memory._sources[("s1", 2)] == ("t2-user",)
 
 
 # --- memory is data, not instructions; time order; repeats; Unicode --------------------------------
