@@ -62,7 +62,7 @@ class ExplorerUnchanged(AssertionError):
 
 # One row per lesson. To check a new explorer, give its lesson an Explorer(...).
 LESSONS = [
-    Lesson("04_truncation", Explorer("TruncationExplorer(", "max messages")),
+    Lesson("04_truncation", Explorer("TruncationExplorer(", "max tokens")),
     Lesson("05_summarization", Explorer("SummaryExplorer(", "trigger > messages")),
     Lesson("06_retrieval_milvus", Explorer("RetrievalExplorer(", "top k")),
     Lesson("07_layered_memory", Explorer("LayeredExplorer(", "window tokens")),
