@@ -27,7 +27,9 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt requirements-dev.in
 # JupyterLab needs --allow-root; it is added for you.
 LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
+# The news pop-up asks to fetch from the internet, and covers the page: off, in .venv only.
 lab: $(STAMP)
+	$(VENV)/bin/jupyter labextension disable "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
 	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(DEV_STAMP)
