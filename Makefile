@@ -40,12 +40,12 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks
 
 lessons: $(STAMP)
-	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
+	$(VENV)/bin/python scripts/lessons.py --out build/notebooks
 
 # Pre-work for a workshop: set up, then run lesson 00 headless (models, tokenizer, embeddings,
 # widget front end), then store and search in Milvus Lite; the last line says it worked.
 check: $(STAMP)
-	$(VENV)/bin/python -m helpers.course.lessons 00 --out build/check
+	$(VENV)/bin/python scripts/lessons.py 00 --out build/check
 	$(VENV)/bin/python scripts/check_milvus.py
 	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, widgets; Milvus Lite stored and found memories)"
 
