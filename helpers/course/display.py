@@ -12,9 +12,7 @@ from langchain_core.messages import BaseMessage
 
 from helpers.evaluate import recall_totals
 from helpers.memory import DROPPED, KEPT, RETRIEVED, SUMMARIZED, SUMMARY, TurnRecord, totals
-from helpers.tokens import REPLY_PRIMING_TOKENS, count_message_tokens
-
-_ROLE = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, count_message_tokens
 
 
 def _tint(variable: str, percent: int = 18) -> str:
@@ -48,7 +46,7 @@ def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = 
         else:
             text = " ".join(text.split())
             text = text if len(text) <= width else text[: width - 1] + "…"
-        rows.append({"index": i, "role": _ROLE.get(message.type, message.type),
+        rows.append({"index": i, "role": ROLE_NAMES.get(message.type, message.type),
                      "tokens": count_message_tokens(message), "mark": mark, "content": text})
     return rows
 
@@ -62,7 +60,7 @@ def read_from(reply: BaseMessage | None) -> str:
     """Where the offline stand-in read its answer (``response_metadata["evidence"]``), as one line:
     "answer read in message 3 (user)"; "" for a reply without that (a real model does not say)."""
     used = (reply.response_metadata.get("evidence") or []) if reply is not None else []
-    where = [f"{u['message']} ({_ROLE.get(u['role'], 'memory' if u['role'] == 'other' else u['role'])}"
+    where = [f"{u['message']} ({ROLE_NAMES.get(u['role'], 'memory' if u['role'] == 'other' else u['role'])}"
              + (f", memory {u['memory']!r}" if u["memory"] else "") + ")" for u in used]
     return f"answer read in message {', '.join(dict.fromkeys(where))}" if where else ""
 
