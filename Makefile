@@ -42,13 +42,13 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks
 
 lessons: $(STAMP)
-	$(VENV)/bin/python -m helpers.course.lessons --out build/notebooks
+	$(VENV)/bin/python scripts/lessons.py --out build/notebooks
 
 # Pre-work for a workshop: set up, then run lesson 00 headless (models, tokenizer, embeddings,
 # widget front end), then store and search in Milvus Lite, then name the models in use (a failed key
 # shows as a note: its lessons run offline); the last line says it worked.
 check: $(STAMP)
-	$(VENV)/bin/python -m helpers.course.lessons 00 --out build/check
+	$(VENV)/bin/python scripts/lessons.py 00 --out build/check
 	$(VENV)/bin/python scripts/check_milvus.py
 	@$(VENV)/bin/python -c "from helpers import show_setup; show_setup()"
 	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, widgets; Milvus Lite stored and found memories; the line above names the models the lessons will use, and a note if a key failed)"

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# the lesson runner (scripts/lessons.py: `make lessons`) is a script, not a helper: the tests import it
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 COURSE_VARIABLES = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL", "EMBEDDING_MODEL", "EMBEDDING_BASE_URL",

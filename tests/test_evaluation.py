@@ -13,9 +13,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from helpers import count_tokens
 from helpers.config import project_root
+from helpers.course.display import article_cost_table
 from helpers.course.measure import context_fit, load_exported_conversation, results_markdown, saved_result
 from helpers.course.offline_model import OfflineChatModel
-from helpers.course.tables import article_cost_table
 from helpers.evaluate import evaluate_strategy, evidence_reached, load_long_conversation, summarize_runs
 from helpers.memory import QUESTION, RETRIEVED, RETRIEVED_ID, SYSTEM, Prompt, PromptPart, label, part
 from helpers.summary import summary_message

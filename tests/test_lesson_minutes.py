@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from helpers.course.lessons import lesson_paths
+from lessons import lesson_paths
 
 _spec = importlib.util.spec_from_file_location(
     "lesson_minutes", Path(__file__).resolve().parent.parent / "scripts" / "lesson_minutes.py")

@@ -12,8 +12,8 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from lessons import execute_lesson, lesson_paths
 
-from helpers.course.lessons import execute_lesson, lesson_paths
 from helpers.course.selfcheck import REFERENCE_ENV
 
 CELL_TIMEOUT = 180  # seconds

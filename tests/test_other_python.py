@@ -138,7 +138,7 @@ def _work(env: dict[str, str]) -> dict:
                  *(f"tests/{name}" for name in VERSION_SENSITIVE_TESTS)],
                 env=env, timeout=1800)
     out = Path(tempfile.mkdtemp(prefix="other-python-lessons-"))
-    lessons = _run([str(vpy), "-m", "helpers.course.lessons", "--out", str(out), "00", "01", "02", "03"],
+    lessons = _run([str(vpy), "scripts/lessons.py", "--out", str(out), "00", "01", "02", "03"],
                    env=env, timeout=1200)
     return {"version": version, "where": where, "unit": unit, "lessons": lessons,
             "written": sorted(p.name for p in out.glob("*.ipynb"))}

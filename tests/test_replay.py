@@ -1,6 +1,6 @@
 """Tests for helpers.memory.replay (the one loop, its records, marks from typed prompt parts,
 totals) run with the strategies of helpers.window and helpers.summary, for the cost tables of
-helpers.course.tables, and for helpers.course.library_way.LibrarySummary."""
+helpers.course.display, and for helpers.course.library_way.LibrarySummary."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from importlib.util import find_spec
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from helpers.course.tables import article_cost_table, cost_summary, cost_table
+from helpers.course.display import article_cost_table, cost_summary, cost_table
 from helpers.memory import (
     QUESTION,
     SUMMARY,

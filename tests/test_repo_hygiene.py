@@ -11,9 +11,9 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from lessons import lesson_paths
 
 from helpers.config import project_root
-from helpers.course.lessons import lesson_paths
 
 ROOT = project_root()
 # Shapes of real secrets: OpenAI/DeepSeek-style sk- keys, AWS access key ids, GitHub and

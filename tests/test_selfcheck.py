@@ -6,9 +6,9 @@ import json
 import re
 
 import pytest
+from lessons import lesson_paths
 
 from helpers.course import selfcheck
-from helpers.course.lessons import lesson_paths
 from helpers.course.selfcheck import REFERENCE_ENV, RESULTS, ask, checks, verdict
 
 
@@ -112,8 +112,7 @@ def test_in_a_kernel_the_output_stays_hidden_until_an_answer_then_shows_in_order
     block's output in the check cell; ``q.answer`` in the next cell prints the verdict, the Why and the
     held output in its order."""
     import nbformat
-
-    from helpers.course.lessons import execute_lesson
+    from lessons import execute_lesson
 
     cells = [
         "from IPython.display import HTML, display\nfrom helpers.course.selfcheck import ask",

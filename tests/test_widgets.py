@@ -10,8 +10,8 @@ from langchain_core.messages import SystemMessage
 from test_replay import LISBON, UNKNOWN, run  # shared replies and replay helper
 
 from helpers.course.data import load_conversation
+from helpers.course.display import cost_summary
 from helpers.course.offline_model import OfflineChatModel
-from helpers.course.tables import cost_summary
 from helpers.course.widgets import SummaryExplorer, TruncationExplorer, compare_strategies
 from helpers.summary import CountTrigger, RunningSummary, TokenTrigger, is_summary
 from helpers.tokens import count_message_tokens

@@ -18,9 +18,16 @@ from IPython.display import HTML, display
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from helpers.course.data import Conversation, load_conversation
-from helpers.course.display import ERROR_COLOUR, MUTED_COLOUR, TEXT_COLOUR, messages_html
+from helpers.course.display import (
+    ERROR_COLOUR,
+    MUTED_COLOUR,
+    TEXT_COLOUR,
+    article_cost_table,
+    cost_summary,
+    cost_table,
+    messages_html,
+)
 from helpers.course.setup import get_chat_model
-from helpers.course.tables import article_cost_table, cost_summary, cost_table
 from helpers.memory import DROPPED, RETRIEVED, SUMMARIZED, replay
 from helpers.retrieval import format_hits, format_turn
 from helpers.store import Hit, MemoryStore, MilvusStoreError, Row, validate_id

@@ -1,6 +1,6 @@
 """Execute the lessons headless: the instructor's dry run, and what the tests use.
 
-``python -m helpers.course.lessons [01_stateless_model 03 ...] --out build/notebooks`` (``make lessons``:
+``python scripts/lessons.py [01_stateless_model 03 ...] --out build/notebooks`` (``make lessons``:
 all, in order) runs each top to bottom on a real Jupyter kernel (nbclient) in ``notebooks/``, a timeout
 per cell; the executed copy goes to the output folder (never over the source); it prints the run times."""
 
@@ -15,7 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.config import project_root
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from helpers.config import project_root  # noqa: E402
 
 DEFAULT_CELL_TIMEOUT = 300  # seconds per cell, well above the slowest cell (lesson 08's replay)
 
