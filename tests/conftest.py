@@ -31,6 +31,15 @@ def offline_environment(tmp_path_factory):
     os.environ.update(saved)
 
 
+@pytest.fixture(autouse=True)
+def no_settings_from_an_earlier_test(monkeypatch):
+    """Each test starts with no ``show_setup`` remembered (``setup.active_settings``): a test's refused
+    key does not reach the next test's check."""
+    import helpers.course.setup as setup
+
+    monkeypatch.setattr(setup, "_active", None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def other_python_in_background(request, offline_environment):
     """When the session collected tests/test_other_python.py's test, its work (a venv of a second

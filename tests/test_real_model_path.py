@@ -81,6 +81,46 @@ def test_unreachable_endpoint_is_a_plain_sentence():
     assert list_models(settings)[0].startswith("Could not reach http://127.0.0.1:")
 
 
+def test_an_endpoint_answering_a_web_page_is_a_plain_sentence_and_goes_offline(monkeypatch, capsys):
+    """A wrong OPENAI_BASE_URL that answers 200 with HTML (a captive portal, a web site): one sentence,
+    the offline stand-in, and a check's Why names the stand-in, not the configured model."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from helpers.course.selfcheck import ask
+
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"<html><body>Please log in to the network</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1"
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-some-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("COURSE_DOTENV", "none")
+        problem = list_models(load_settings())[0]
+        assert problem.startswith(f"{url} answered, but not as an OpenAI-compatible API (")
+        settings = show_setup()
+        out = capsys.readouterr().out
+        assert settings.chat_provider == "offline" and "This kernel uses the offline chat model" in out
+        q = ask("02.messages_sent")
+        q.measured(10, stored=8)
+        assert "gpt-4o-mini" not in q.why() and load_settings().chat_model == "gpt-4o-mini"
+    finally:
+        server.shutdown()
+
+
 def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypatch, capsys):
     import helpers.course.embeddings as embeddings
     import helpers.course.setup as setup
@@ -95,8 +135,9 @@ def test_show_setup_falls_back_offline_on_a_refused_key(openai_server, monkeypat
     assert "was refused by" in out and "This kernel uses the offline chat model" in out
     assert "Traceback" not in out
     assert get_chat_model(settings).__class__.__name__ == "OfflineChatModel"
-    # nothing is kept in a global: without the settings, the environment's key is used
+    # without the settings, the environment's key is used; only a check's Why reads what show_setup chose
     assert isinstance(get_chat_model(), ChatOpenAI)
+    assert setup.active_settings() == settings
     assert not hasattr(setup, "_fallback") and not hasattr(embeddings, "_fallback")
     # with the right key, show_setup's settings use the endpoint again
     monkeypatch.setenv("OPENAI_API_KEY", VALID_KEY)

@@ -169,8 +169,37 @@ def test_a_number_or_letter_outside_the_menu_names_no_choice():
     assert [selfcheck.choice_of(p, choices) for p in (0, 3, "c", "-1", True, "maybe", 2.0)] == [None] * 7
     q = ask("09.forecast_visible")
     q.measured("no", window="yes")
-    q.answer(3)  # no third choice: compared as typed, and wrong
-    assert RESULTS[-1].ok is False and RESULTS[-1].prediction == 3
+    for typed in (3, "banana"):  # names no choice: not graded, the choices are named instead
+        assert q.answer(typed) is None and RESULTS == [] and _held(q)
+        assert "is none of the 2 choices: give its number (1-2)" in q.feedback.value
+    q.answer("2")
+    assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "no"
+
+
+def test_check_pressed_twice_shows_the_held_output_once():
+    """The held output goes into the widget's Output area; a second Check clears it first (Output
+    widgets keep what they hold, so it would show twice)."""
+    calls = []
+
+    class Area:  # stands in for the ipywidgets.Output the front end renders
+        layout = type("Layout", (), {"display": "none"})()
+
+        def clear_output(self):
+            calls.append("clear")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    q = ask("02.messages_sent")
+    q.held, q.captured = Area(), type("Held", (), {"show": lambda self: calls.append("show")})()
+    q.measured(10, stored=8)
+    q.box.value = "10"
+    q.button.click()
+    q.button.click()
+    assert calls == ["clear", "show", "clear", "show"] and len(RESULTS) == 2
 
 
 def test_the_menu_numbers_its_choices_and_checks_the_choice_it_holds():

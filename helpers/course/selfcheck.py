@@ -36,7 +36,8 @@ from numbers import Number
 from pathlib import Path
 from typing import Any
 
-from helpers.config import OFFLINE, load_settings
+from helpers.config import OFFLINE
+from helpers.course.setup import active_settings
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
@@ -236,7 +237,7 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
 
     def why(self, html: bool = True) -> str:
         """The Why, its ``{names}`` filled from this run (``html``: `code` becomes <code>code</code>)."""
-        settings = load_settings()  # "{models}": e.g. "the offline stand-in and multilingual-e5-small"
+        settings = active_settings()  # "{models}": the ones show_setup chose, e.g. after a refused key
         chat = "the offline stand-in" if settings.chat_provider == OFFLINE else settings.chat_model
         models = f"{chat} and {settings.embedding_model}"
         text = self.spec["why"].format(actual=self.actual, models=models, **self.facts)
@@ -248,6 +249,7 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
             return
         if in_widget:
             self.held.layout.display = ""
+            self.held.clear_output()  # Check pressed again: the output once, not twice
             with self.held:
                 _ = self.captured.show() if self.captured is not None else None
         elif self.captured is not None:
@@ -262,10 +264,18 @@ class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messag
         elif self.actual is None:
             line = "⏳ Run the cell to its end first."
         else:
-            named = choice_of(prediction, self.spec.get("choices") or [])
+            choices = self.spec.get("choices") or []
+            named = choice_of(prediction, choices)
             number = None
             if named is not None:
                 number, prediction = named
+            elif choices:  # a menu answer that names none of its choices is not graded
+                line = (f"🔢 {prediction!r} is none of the {len(choices)} choices: give its number "
+                        f"(1-{len(choices)}), its letter or its text.")
+                self.feedback.value = f"<p><b>{html.escape(line)}</b></p>"
+                if not in_widget:
+                    print(line)
+                return None
             ok, line = verdict(prediction, self.actual, self.spec.get("tolerance", 0), number)
             line += " (reference answer)" if reference else ""
             result = self.result = CheckResult(self.id, prediction, self.actual, ok, reference)

@@ -74,6 +74,12 @@ def list_models(settings: Settings, part: str = "chat") -> tuple[str | None, lis
         return describe_provider_error(exc, settings, part), []
     except openai.APIError:
         return None, []  # e.g. a server without /models: the key may still be fine
+    except Exception as exc:  # noqa: BLE001 - e.g. a web page (a captive portal) answering 200 with HTML
+        url_var, where = (("EMBEDDING_BASE_URL", settings.embedding_base_url) if part == "embeddings"
+                          else ("OPENAI_BASE_URL", settings.chat_base_url))
+        return (f"{where or 'OpenAI API'} answered, but not as an OpenAI-compatible API "
+                f"({type(exc).__name__}; a wrong {url_var}, or a network login page). Fix it in .env and "
+                "restart the kernel, or remove the key to work offline."), []
 
 
 def _install_plain_errors(settings: Settings) -> None:
@@ -95,10 +101,11 @@ def _install_plain_errors(settings: Settings) -> None:
 def show_setup(check: bool = True) -> Settings:
     """Print one line naming the active chat model, embeddings and database, plus a sentence for each
     fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
-    ``get_embeddings(settings)``). Never raises for a missing or wrong key; keeps no global (a function
-    given no settings reads the environment again). ``check``: test each configured key once against the
-    model list; a refused key or unreachable endpoint makes that part offline in the returned settings; a
-    ``CHAT_MODEL`` the endpoint does not list only gets a note (some providers list part of their models)."""
+    ``get_embeddings(settings)``). Never raises for a missing or wrong key; remembers them only for
+    ``active_settings`` (a function given no settings reads the environment again). ``check``: test each
+    configured key once against the model list; a refused key, an unreachable endpoint or one that is no
+    OpenAI-compatible API makes that part offline in the returned settings; a ``CHAT_MODEL`` the endpoint
+    does not list only gets a note (some providers list part of their models)."""
     settings = load_settings()
     notes, offline = list(settings.notes), []
     for part, provider, name in (("chat", settings.chat_provider, "chat model"),
@@ -127,4 +134,15 @@ def show_setup(check: bool = True) -> Settings:
           if settings.milvus_uri_is_default else settings.describe())
     for note in notes:
         print("  note:", note)
+    global _active
+    _active = settings
     return settings
+
+
+_active: Settings | None = None  # what the last show_setup returned, fallbacks included
+
+
+def active_settings() -> Settings:
+    """The ``Settings`` the last ``show_setup()`` in this process returned (a failed key already
+    replaced by the offline models), else ``load_settings()``: what a check's Why names."""
+    return _active or load_settings()
