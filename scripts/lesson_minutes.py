@@ -1,20 +1,19 @@
-"""What each lesson asks of a learner, counted from the notebook (``python scripts/lesson_minutes.py``):
-the inputs to a human estimate of its minutes, not the minutes.
+"""How many minutes each lesson's core takes a room, counted from the notebook
+(``python scripts/lesson_minutes.py``).
 
-A formula (words at 100 a minute, a minute per code cell) counted a 30-line Milvus cell like a
-one-liner and nothing for talk, waiting, sliders or the checks' thinking; an instructor's walk put
-the real core at about 1.4 times it. So the minutes are estimated by walking each lesson as a
-learner of the room would (read at ESL pace, predict, run, wait, look, move the sliders), section
-by section. The walk is in ``docs/instructor_guide.md`` ("How the minutes were estimated"), each
-Goals cell states its result, and ``tests/test_lesson_minutes.py`` checks that the Goals cells, the
-walk and the guide's schedule agree and that the core of lessons 01-08 fits ``CORE_LIMIT``.
+The minutes are timed as a fresh instructor would time them (issue 39): per lesson, ``FRAMING``
+minutes to frame it, every word of prose outside *Going further* (Try it and Summary included) and
+each check's Why read at ``WORDS_PER_MINUTE``, code outside a "▶ Demo" lane (run from the front,
+watched, not read) at ``LINES_PER_MINUTE``, ``PER_TASK`` minutes for each check and explorer, the
+measured waits (``WAITS``) and a capstone's minutes in all (``CAPSTONE``), then ``STRAGGLERS`` (+10%),
+rounded. Each Goals cell states its result; the guide's table "How the minutes were estimated"
+shows the arithmetic; ``tests/test_lesson_minutes.py`` checks that the three agree with this
+script, with the guide's schedule, and that the core of lessons 01-08 fits ``CORE_LIMIT``.
 
-This script prints what the walk starts from, per lesson and part (core, *Going further*): words of
-prose (fenced code and HTML tags left out; the Whys of the checks asked counted apart), code cells,
-lines of code, checks and explorers. Re-run it after changing a lesson: a part whose counts moved
-needs walking again. A cell belongs to *Going further* from a heading that starts with "Going
-further" to the next heading of the same or a higher level; the Try it, Summary and Next sections
-(done after the day) are counted apart as ``after``.
+A cell belongs to *Going further* from a heading that starts with "Going further" to the next
+heading of the same or a higher level; the Try it, Summary and Next sections (done after the day,
+yet counted in the minutes) are counted apart as ``after``. A demo lane is the code cells after a
+markdown cell holding "▶ Demo", up to the next markdown cell.
 """
 
 from __future__ import annotations
@@ -29,9 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE_LIMIT = 140  # minutes of the core of 01-08 in the 3-hour slot (besides: welcome, breaks, buffer, close)
 #: Words of prose each lesson's core may hold (core + after the day: everything outside Going further),
 #: so that one idea is shown once; the walk reads them at 100 words a minute (issue 39).
-PROSE_BUDGET = {"01": 310, "02": 280, "03": 330, "04": 400, "05": 420, "06": 500, "07": 520, "08": 570}
+PROSE_BUDGET = {"01": 310, "02": 270, "03": 330, "04": 380, "05": 390, "06": 500, "07": 510, "08": 520}
 PROSE_LIMIT = 3500  # words of core prose in 01-08 together
 AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sections done after the day
+FRAMING = 2  # minutes to frame a lesson
+WORDS_PER_MINUTE = 100  # the room reads English as a second language
+LINES_PER_MINUTE = 10  # code the room reads and runs
+PER_TASK = 3  # minutes for each check (read, predict, run, Why) and each explorer task
+WAITS = {"07": 0.5}  # minutes the room waits on slow cells (07: two sessions replayed, about 25 s)
+CAPSTONE = {"08": 7}  # a capstone run from the front: the task, the defaults, hints and runs, in all
+STRAGGLERS = 1.1  # +10% for the slowest in the room
 
 
 @dataclass
@@ -42,6 +48,7 @@ class Part:
     why_words: int = 0  # the Whys of the checks asked, read after each verdict
     cells: int = 0  # code cells
     lines: int = 0  # non-blank lines of code
+    demo_lines: int = 0  # of those, in a "▶ Demo" lane: run from the front, not read by the room
     checks: int = 0  # ask("...") predictions
     explorers: int = 0  # widgets with sliders (a line that builds a ...Explorer)
 
@@ -60,7 +67,7 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
         whys = {k: v for f in sorted((ROOT / "helpers" / "course" / "checks").glob("*.json"))
                 for k, v in json.loads(f.read_text(encoding="utf-8")).items()}
     parts = {"core": Part(), "going further": Part(), "after": Part()}
-    further_level, after = None, False
+    further_level, after, demo = None, False, False
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         source = "".join(cell["source"])
         heading = re.match(r"(#+)\s+(.*)", source.lstrip()) if cell["cell_type"] == "markdown" else None
@@ -75,10 +82,12 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
         part = parts["after" if after else "going further" if further_level is not None else "core"]
         if cell["cell_type"] == "markdown":
             part.words += prose_words(source)
+            demo = "▶ Demo" in source
             continue
         part.cells += 1
-        part.lines += sum(1 for line in source.splitlines()
-                          if line.strip() and not line.lstrip().startswith("#"))
+        lines = sum(1 for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+        part.lines += lines
+        part.demo_lines += lines if demo else 0
         part.explorers += len(re.findall(r"\b\w+Explorer\(", source))
         for qid in re.findall(r'\bask\("([^"]+)"\)', source):
             part.checks += 1
@@ -91,6 +100,31 @@ def core_prose(path: Path) -> int:
     ``PROSE_BUDGET`` counts them."""
     parts = lesson_parts(path)
     return parts["core"].words + parts["after"].words
+
+
+@dataclass
+class Timing:
+    """A lesson's core minutes by the method (module docstring), with the counts they come from."""
+
+    words: int  # prose outside Going further (Try it and Summary included) and the Whys of its checks
+    lines: int  # code lines outside a demo lane
+    tasks: int  # checks and explorers
+    extra: float  # waits and capstone, minutes
+    raw: float  # minutes before the stragglers' 10%
+    minutes: int  # raw * STRAGGLERS, rounded
+
+
+def timed_minutes(path: Path, whys: dict[str, dict] | None = None) -> Timing:
+    """The core minutes of the lesson at ``path`` by the method (module docstring); ``whys`` as for
+    ``lesson_parts``."""
+    number, parts = path.name[:2], lesson_parts(path, whys)
+    read = [parts["core"], parts["after"]]
+    words = sum(p.words + p.why_words for p in read)
+    lines = sum(p.lines - p.demo_lines for p in read)
+    tasks = sum(p.checks + p.explorers for p in read)
+    extra = WAITS.get(number, 0) + CAPSTONE.get(number, 0)
+    raw = FRAMING + words / WORDS_PER_MINUTE + lines / LINES_PER_MINUTE + PER_TASK * tasks + extra
+    return Timing(words, lines, tasks, extra, raw, int(raw * STRAGGLERS + 0.5))
 
 
 def stated_minutes(path: Path) -> tuple[int | None, int | None]:
@@ -106,23 +140,31 @@ def stated_minutes(path: Path) -> tuple[int | None, int | None]:
 
 def main() -> int:
     paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    print("| lesson | part | words | Why words | code cells | code lines | checks | explorers | stated min |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| lesson | part | words | Why words | code cells | code lines | in a demo | checks | explorers "
+          "| stated min |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     core_total = 0
     for path in paths:
         parts, stated = lesson_parts(path), stated_minutes(path)
         for (name, part), minutes in zip(parts.items(), (*stated, None), strict=True):
             print(f"| {path.stem} | {name} | {part.words} | {part.why_words} | {part.cells} | {part.lines} | "
-                  f"{part.checks} | {part.explorers} | {'' if minutes is None else minutes} |")
+                  f"{part.demo_lines} | {part.checks} | {part.explorers} | "
+                  f"{'' if minutes is None else minutes} |")
         if not path.name.startswith("00"):
             core_total += stated[0] or 0
     prose = {p.name[:2]: core_prose(p) for p in paths if p.name[:2] in PROSE_BUDGET}
+    timed = {n: timed_minutes(p) for p in paths if (n := p.name[:2]) in PROSE_BUDGET}
+    print("\nTimed (2 + words/100 + lines/10 + 3 x tasks + waits and capstone, x 1.1): " + ", ".join(
+        f"{n} 2 + {t.words}/100 + {t.lines}/10 + 3x{t.tasks}{f' + {t.extra:g}' if t.extra else ''} = "
+        f"{t.raw:.2f} -> {t.minutes}" for n, t in timed.items())
+        + f"; {sum(t.minutes for t in timed.values())} in all")
     print(f"\nThe Goals cells state {core_total} min for the core of lessons 01-08 "
           f"(the limit: {CORE_LIMIT}).")
     shares = ", ".join(f"{n} {w}/{PROSE_BUDGET[n]}" for n, w in prose.items())
     print(f"Core prose (core + after words / budget): {shares}; {sum(prose.values())}/{PROSE_LIMIT} in all")
     over = [n for n, w in prose.items() if w > PROSE_BUDGET[n]] or sum(prose.values()) > PROSE_LIMIT
-    return 0 if core_total <= CORE_LIMIT and not over else 1
+    stale = any(stated_minutes(p)[0] != timed[p.name[:2]].minutes for p in paths if p.name[:2] in timed)
+    return 0 if core_total <= CORE_LIMIT and not over and not stale else 1
 
 
 if __name__ == "__main__":

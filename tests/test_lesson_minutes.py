@@ -1,5 +1,6 @@
-"""The minutes a room needs: each Goals cell, the guide's walk of the lesson and its schedule agree, the
-core of 01-08 fits 140 minutes with a buffer, and ``scripts/lesson_minutes.py`` counts what it says."""
+"""The minutes a room needs: each Goals cell states what ``scripts/lesson_minutes.py`` times, the guide's
+table shows that arithmetic and its schedule the same minutes, the core of 01-08 fits 140 minutes with
+a buffer, and the script counts what it says."""
 
 from __future__ import annotations
 
@@ -48,24 +49,26 @@ def _schedule() -> dict[str, tuple[int, int, int]]:
     return lessons
 
 
-def _walk() -> dict[str, tuple[list[int], int]]:
-    """The guide's estimate walk: lesson number -> (minutes of each step, the stated total)."""
+def _walk() -> dict[str, tuple[int, int, int, float, int]]:
+    """The guide's table "How the minutes were estimated": lesson number -> (words read, code lines
+    outside a demo, checks and explorers, waits and capstone in minutes, core minutes)."""
     walk = {}
-    for lesson, steps, total in _table_rows(r"\| \d\d \| .* \| \d+ \|$"):
-        walk[lesson] = ([int(m) for m in re.findall(r"(\d+)(?: ·|$)", steps)], int(total))
+    for lesson, words, lines, tasks, extra, _sum, total in _table_rows(r"\| 0\d \| \d+ \| \d+ \| \d+ \| "):
+        walk[lesson] = (int(words), int(lines), int(tasks), float(extra), int(total))
     return walk
 
 
 @pytest.mark.parametrize("path", WORKSHOP, ids=lambda p: p.stem)
 def test_goals_walk_and_schedule_agree(path):
-    """A lesson's Goals cell, the guide's walk of it and its slot in the schedule give the same minutes."""
+    """A lesson's Goals cell, the script's timing of it, the guide's arithmetic and its slot in the
+    schedule give the same minutes, from the same counts."""
     core, further = minutes.stated_minutes(path)
-    number = path.name[:2]
-    steps, total = _walk()[number]
+    number, timed = path.name[:2], minutes.timed_minutes(path)
     start, end, scheduled_further = _schedule()[number]
-    assert sum(steps) == total == core == end - start, (path.name, steps, total, core, end - start)
+    assert core == timed.minutes == end - start, (path.name, core, timed, end - start)
+    assert _walk()[number] == (timed.words, timed.lines, timed.tasks, timed.extra, timed.minutes), \
+        (path.name, _walk()[number], timed)
     assert scheduled_further == further, (path.name, scheduled_further, further)
-    assert len(steps) >= 3, "a walk names its steps"
 
 
 def test_the_core_fits_the_slot_with_a_buffer():
@@ -115,6 +118,7 @@ def test_the_counts_are_what_they_say(tmp_path):
     nb = {"cells": [cell("markdown", goals + "word " * 190),
                     cell("code", 'with ask("q1") as q:\n    # a comment\n    q.measured(1)'),
                     cell("code", "explorer = TruncationExplorer(x)\nexplorer"),
+                    cell("markdown", "▶ Demo"), cell("code", "x = 2\ny = 3"),
                     cell("markdown", "## Going further: more\n" + "w " * 96), cell("code", "x = 1"),
                     cell("markdown", "## Try it\nplay"), cell("code", "# your experiments here")],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -122,11 +126,15 @@ def test_the_counts_are_what_they_say(tmp_path):
     path.write_text(json.dumps(nb), encoding="utf-8")
     parts = minutes.lesson_parts(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
     core, further, after = parts["core"], parts["going further"], parts["after"]
-    assert (core.words, core.why_words, core.cells, core.lines, core.checks, core.explorers) == \
-        (200, 10, 2, 4, 1, 1)
+    assert (core.words, core.why_words, core.cells, core.lines, core.demo_lines, core.checks,
+            core.explorers) == (202, 10, 3, 6, 2, 1, 1)
     assert (further.words, further.cells, further.lines, further.checks) == (99, 1, 1, 0)
     assert (after.words, after.cells, after.lines) == (3, 1, 0)
     assert minutes.stated_minutes(path) == (5, 2)
+    # 2 framing + (202 + 10 + 3 words)/100 + (6 - 2 demo lines)/10 + 3 x (1 check + 1 explorer) = 10.55
+    timed = minutes.timed_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
+    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 4, 2, 0)
+    assert timed.raw == pytest.approx(10.55) and timed.minutes == 12  # x 1.1 = 11.6
 
 
 def test_every_glossary_term_is_in_the_lesson_it_names():

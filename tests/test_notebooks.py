@@ -63,8 +63,9 @@ print(json.dumps({"slice_reply": model.invoke(window).content,
 """,
     "05_summarization": """
 import json, sys
-print(json.dumps({"article": [m.type for m in article_history.messages],
-                  "article_reply": article_reply, "fixed_reply": fixed_reply,
+from helpers.summary import build_prompt
+print(json.dumps({"article": [m.type for m in article_history.messages], "article_reply": article_reply,
+                  "fixed_reply": model.invoke(build_prompt(system, fixed.messages, question)).content,
                   "crash_left": crash_left,
                   "split": [len(step.folded), len(step.kept), len(stored)],
                   "first": step.summary, "second": second.summary,
