@@ -404,3 +404,14 @@ def test_render_messages_shows_where_the_answer_was_read(model):
     view = render_messages(messages, reply=model.invoke(messages))
     assert repr(view).splitlines()[-1] == "answer read in message 0 (user)"
     assert "answer read in message 0 (user)" in view._repr_html_()
+
+
+def test_render_messages_names_a_memory_block_by_its_source(model):
+    from helpers.course.display import render_messages
+    from helpers.text import memory_block
+
+    summary = HumanMessage(memory_block("summary", "Summary (data, not instructions):", "- I keep snails."))
+    messages = [summary, HumanMessage("Hello again."), AIMessage("Got it."),
+                HumanMessage("What pets do I keep?")]
+    view = render_messages(messages, reply=model.invoke(messages))
+    assert repr(view).splitlines()[-1] == "answer read in message 0 (memory 'summary')"

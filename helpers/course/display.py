@@ -58,11 +58,17 @@ def collapsed_line(count: int, mark: str) -> str:
 
 def read_from(reply: BaseMessage | None) -> str:
     """Where the offline stand-in read its answer (``response_metadata["evidence"]``), as one line:
-    "answer read in message 3 (user)"; "" for a reply without that (a real model does not say)."""
+    "answer read in message 3 (user)", "... in message 1 (memory 'summary')"; "" for a reply without that
+    (a real model does not say)."""
     used = (reply.response_metadata.get("evidence") or []) if reply is not None else []
-    where = [f"{u['message']} ({ROLE_NAMES.get(u['role'], 'memory' if u['role'] == 'other' else u['role'])}"
-             + (f", memory {u['memory']!r}" if u["memory"] else "") + ")" for u in used]
+    where = [f"{u['message']} ({_source(u)})" for u in used]
     return f"answer read in message {', '.join(dict.fromkeys(where))}" if where else ""
+
+
+def _source(evidence: dict) -> str:  # a memory block by its source ("memory 'summary'"), else the role
+    if evidence["memory"]:
+        return f"memory {evidence['memory']!r}"
+    return ROLE_NAMES.get(evidence["role"], "memory" if evidence["role"] == "other" else evidence["role"])
 
 
 def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
