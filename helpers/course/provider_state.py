@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from helpers.config import Settings, project_root
-from helpers.tokens import count_text_tokens, count_tokens
-
-_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+from helpers.tokens import ROLE_NAMES, count_text_tokens, count_tokens
 
 
 def provider_features() -> list[dict]:
@@ -38,14 +36,14 @@ def responses_request(model: str, messages: Sequence[BaseMessage], **extra) -> d
         if rid and rid.startswith("resp_"):
             start, previous = i + 1, rid
             break
-    items = [{"content": m.text, "role": _ROLES[m.type], "type": "message"} for m in messages[start:]]
+    items = [{"content": m.text, "role": ROLE_NAMES[m.type], "type": "message"} for m in messages[start:]]
     body = {"model": model, "stream": False, **extra, "input": items}
     return body | ({"previous_response_id": previous} if previous else {})
 
 
 def chat_completions_request(model: str, messages: Sequence[BaseMessage]) -> dict:
     """The JSON body of ``POST /v1/chat/completions`` for a client-side history: every message, every turn."""
-    return {"model": model, "messages": [{"role": _ROLES[m.type], "content": m.text} for m in messages]}
+    return {"model": model, "messages": [{"role": ROLE_NAMES[m.type], "content": m.text} for m in messages]}
 
 
 def request_tokens(body: dict) -> int:
