@@ -36,7 +36,7 @@ test: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest
 
 evaluate: $(STAMP)
-	$(VENV)/bin/python -m helpers.course.measure --out build/evaluation
+	$(VENV)/bin/python scripts/measure.py --out build/evaluation
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/python -m ruff check helpers tests benchmarks scripts notebooks

@@ -8,7 +8,7 @@ Run from the project root (Milvus Lite in a temporary folder, the offline models
 
 The conversation is a file in the course's long-conversation format (``data/README.md``), e.g. one
 converted from a public set by ``lab.public_sets`` into an ignored folder (never commit
-it). It is replayed as ``helpers.course.measure`` replays it: ``helpers.evaluate.evaluate_strategy``
+it). It is replayed as ``scripts/measure.py`` replays it: ``helpers.evaluate.evaluate_strategy``
 with the layered memory of ``helpers.evaluate.default_strategies`` (only that one), the offline
 stand-in model, the course's embedder, a store made by ``open_store`` (Lite flushes as it would).
 

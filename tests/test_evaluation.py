@@ -10,11 +10,12 @@ import re
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from measure import results_markdown, saved_result  # scripts/measure.py: make evaluate
 
 from helpers import count_tokens
 from helpers.config import project_root
 from helpers.course.display import article_cost_table
-from helpers.course.measure import context_fit, load_exported_conversation, results_markdown, saved_result
+from helpers.course.measure import context_fit, load_exported_conversation
 from helpers.course.offline_model import OfflineChatModel
 from helpers.evaluate import evaluate_strategy, evidence_reached, load_long_conversation, summarize_runs
 from helpers.memory import QUESTION, RETRIEVED, RETRIEVED_ID, SYSTEM, Prompt, PromptPart, label, part
@@ -210,7 +211,7 @@ def test_make_evaluate_on_a_chat_export_says_so_without_a_traceback(tmp_path, ca
     broken.write_text('{"turns": [', encoding="utf-8")
     said = {}
     for path in (export, broken):
-        run = subprocess.run([sys.executable, "-m", "helpers.course.measure", "--conversation", str(path),
+        run = subprocess.run([sys.executable, "scripts/measure.py", "--conversation", str(path),
                               "--out", str(tmp_path / "out")], capture_output=True, text=True,
                              cwd=project_root())
         assert run.returncode == 1 and run.stdout == "" and "Traceback" not in run.stderr, run.stderr

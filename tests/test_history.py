@@ -248,7 +248,8 @@ def test_library_demo_reports_instead_of_raising(tmp_path):
     else:
         assert result["stored"] is None and "Error" in result["error"]
         assert result["lost"] == 400
-    assert result["writer_errors"] >= 0 and result["seconds"] > 0
+    examples = result["writer_error_examples"]  # up to 3, there exactly when an append raised
+    assert len(examples) <= 3 and bool(examples) == (result["writer_errors"] > 0)
 
 
 KILL_CHILD = """

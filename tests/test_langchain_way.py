@@ -22,7 +22,7 @@ def test_langchain_retriever_on_the_same_data(uri, e5):
         store.add("bob", "s2", 1, format_turn("My job is a nurse.", "Got it."))
         vector_store, retriever = langchain_retriever(
             store.rows("ann"), "ann", uri=uri, collection=f"lc_{uuid.uuid4().hex[:10]}",
-            embeddings=e5, top_k=2)
+            embeddings=e5)
         docs = retriever.invoke("What is my job?")
         assert "software engineer" in docs[0].page_content
         assert {d.metadata["user_id"] for d in docs} == {"ann"}

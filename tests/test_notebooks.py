@@ -29,7 +29,7 @@ PROBES = {
     "00_setup": """
 import json, sys
 print(json.dumps({"chat": settings.chat_provider, "dims": len(vector),
-                  "reply": reply.content, "widgets": widgets.ok, "selfchecks": _selfchecks}))
+                  "reply": reply.content, "widgets": widgets == [], "selfchecks": _selfchecks}))
 """,
     "01_stateless_model": """
 import json, sys
@@ -354,7 +354,7 @@ def test_07_layered_memory():
     assert as_data.startswith('You told me: "I live in Lyon.') and types == ["system", "human", "human"]
 
 
-SAVED_08 = "data/evaluation/results_long_conversation.json"  # python -m helpers.course.measure --save
+SAVED_08 = "data/evaluation/results_long_conversation.json"  # python scripts/measure.py --save
 HEADLINE = ("evidence recall", "prompt tokens (total)", "all input tokens (total)",
             "prompt tokens at last turn")
 
@@ -372,11 +372,11 @@ def assert_headline_matches(live_rows, saved_rows, source=SAVED_08):
     from helpers.evaluate import load_long_conversation
 
     probes = sum(1 for p in load_long_conversation()["probes"] if p["expects"])
-    from helpers.course.embeddings import fingerprint
+    from measure import fingerprint  # scripts/measure.py
 
     assert saved_differences(live_rows, saved_rows, probes) == [], (
         f"the live run no longer matches {source} (saved with {saved_08()['measured']}; this machine's "
-        f"vectors {fingerprint()}): rerun python -m helpers.course.measure "
+        f"vectors {fingerprint()}): rerun python scripts/measure.py "
         f"--conversation data/evaluation/long_conversation.json --save {source}")
 
 

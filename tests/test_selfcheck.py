@@ -20,14 +20,13 @@ def fresh(monkeypatch):
     RESULTS.clear()
 
 
-def test_verdict_numbers_text_and_lists():
+def test_verdict_numbers_and_text():
     assert verdict(4, 4) == (True, "✅ Right: you predicted 4, measured 4.")
     assert verdict(8, 4) == (False, "❌ Not quite: you predicted 8, measured 4 (off by -4).")
     assert verdict(15, 17, tolerance=3) == (True, "✅ Right: you predicted 15, measured 17, within 3.")
     assert "(off by +4; tolerance 3)" in verdict(13, 17, tolerance=3)[1]
-    assert [verdict(p, a)[0] for p, a in [(" AI ", "ai"), ("4", 4), ("ai, AI", ["ai", "ai"]),
-                                          (("ai", "ai"), ["ai", "ai"]), ("human", "ai")]] == \
-        [True, True, True, True, False]
+    assert [verdict(p, a)[0] for p, a in [(" AI ", "ai"), ("4", 4), ("2.5", 2.5), ("human", "ai")]] == [
+        True, True, True, False]
 
 
 def _held(q) -> bool:

@@ -60,7 +60,7 @@ def load_conversation(conversation_id: str) -> Conversation:
 
 def history_of(turns: Sequence[str], model: BaseChatModel,
                system: SystemMessage | str = "") -> list[BaseMessage]:
-    """``[system, user, reply, ...]``: the full history after replaying ``turns`` through ``model``."""
-    if not (records := replay(FullHistory(), turns, model, system)):
-        return [system if isinstance(system, SystemMessage) else SystemMessage(system)]
-    return [*records[-1].prompt, AIMessage(records[-1].reply)]
+    """``[system, user, reply, ...]``: the full history after replaying ``turns`` (at least one) through
+    ``model``."""
+    last = replay(FullHistory(), turns, model, system)[-1]
+    return [*last.prompt, AIMessage(last.reply)]

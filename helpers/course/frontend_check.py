@@ -7,7 +7,6 @@ prints ``Error displaying widget``. ``check_widget_frontend`` reads this kernel'
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -16,23 +15,6 @@ from packaging.specifiers import SpecifierSet
 
 MANAGER = "@jupyter-widgets/jupyterlab-manager"
 FRONTEND_MAJOR = {"8": "5", "7": "3"}  # ipywidgets major -> the jupyterlab-manager major that speaks it
-
-
-@dataclass
-class WidgetCheck:
-    """What ``check_widget_frontend`` found; ``ok`` when nothing needs fixing."""
-
-    ipywidgets: str | None
-    jupyterlab_widgets: str | None
-    required: str | None  # the jupyterlab_widgets range ipywidgets declares
-    frontend: str | None  # the version of the JupyterLab extension found on disk
-    frontend_path: str | None
-    enabled: bool
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def _version(package: str) -> str | None:
@@ -50,12 +32,12 @@ def _required_range() -> str | None:
     return None
 
 
-def _frontend() -> tuple[str | None, str | None]:
+def _frontend() -> str | None:
     for folder in jupyter_path("labextensions"):
         package = Path(folder, *MANAGER.split("/"), "package.json")
         if package.is_file():
-            return json.loads(package.read_text(encoding="utf-8"))["version"], str(package.parent)
-    return None, None
+            return json.loads(package.read_text(encoding="utf-8"))["version"]
+    return None
 
 
 def _disabled() -> bool:
@@ -64,12 +46,12 @@ def _disabled() -> bool:
     return any(d.get(MANAGER) if isinstance(d, dict) else MANAGER in d for d in found)
 
 
-def check_widget_frontend(verbose: bool = True) -> WidgetCheck:
-    """Compare the kernel's ipywidgets with JupyterLab's widget extension; ``verbose``: print each
-    finding and, when something is wrong, the fix. ``.problems`` names each mismatch."""
+def check_widget_frontend() -> list[str]:
+    """Compare the kernel's ipywidgets with JupyterLab's widget extension: print each finding and, when
+    something is wrong, the fix. Returns the problems, one sentence a mismatch (``[]``: widgets render)."""
     kernel, lab_widgets = _version("ipywidgets"), _version("jupyterlab_widgets")
     required = _required_range() if kernel else None
-    frontend, where, enabled = *_frontend(), not _disabled()
+    frontend, enabled = _frontend(), not _disabled()
     checks = [
         (kernel is None, "ipywidgets is not installed in the kernel's environment"),
         (lab_widgets is None, "jupyterlab_widgets (the front end's Python package) is not installed"),
@@ -79,16 +61,14 @@ def check_widget_frontend(verbose: bool = True) -> WidgetCheck:
         (bool(frontend and kernel) and frontend.split(".")[0] != FRONTEND_MAJOR.get(kernel.split(".")[0]),
          f"the front end {MANAGER} {frontend} does not speak ipywidgets {kernel}"),
         (not enabled, f"the extension {MANAGER} is disabled in JupyterLab")]
-    result = WidgetCheck(kernel, lab_widgets, required, frontend, where, enabled,
-                         [problem for failed, problem in checks if failed])
-    if verbose:
-        print(f"kernel: ipywidgets {kernel}; needs jupyterlab_widgets {required}, found {lab_widgets}\n"
-              f"front end: {MANAGER} {frontend or 'missing'}, {'enabled' if enabled else 'DISABLED'}")
-        print("✅ Widgets will render: the front end matches the kernel." if result.ok else
-              "\n".join(f"❌ {problem}" for problem in result.problems))
-        if not result.ok:
-            wanted = f'"jupyterlab_widgets{required}"' if required else "jupyterlab_widgets"
-            print(f"Fix: in the environment that runs JupyterLab, run `pip install {wanted}` "
-                  f"(or `jupyter labextension enable {MANAGER}` if it is only disabled), then restart "
-                  "JupyterLab and reload the page.")
-    return result
+    problems = [problem for failed, problem in checks if failed]
+    print(f"kernel: ipywidgets {kernel}; needs jupyterlab_widgets {required}, found {lab_widgets}\n"
+          f"front end: {MANAGER} {frontend or 'missing'}, {'enabled' if enabled else 'DISABLED'}")
+    print("\n".join(f"❌ {problem}" for problem in problems) if problems else
+          "✅ Widgets will render: the front end matches the kernel.")
+    if problems:
+        wanted = f'"jupyterlab_widgets{required}"' if required else "jupyterlab_widgets"
+        print(f"Fix: in the environment that runs JupyterLab, run `pip install {wanted}` "
+              f"(or `jupyter labextension enable {MANAGER}` if it is only disabled), then restart "
+              "JupyterLab and reload the page.")
+    return problems

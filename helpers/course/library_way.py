@@ -76,20 +76,19 @@ class LibrarySummary:
 
 def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: str | None = None,
                         collection: str = "conversation_memory_langchain",
-                        embeddings: Embeddings | None = None, top_k: int = 3,
-                        nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE):
+                        embeddings: Embeddings | None = None):
     """The same rows in ``langchain_milvus.Milvus``, searched via ``as_retriever``.
 
     ``Milvus`` creates its own collection (fields ``pk``, ``text``, ``vector``, one per metadata key; by
     default an AUTOINDEX with **L2** distance); here index and search are ``MemoryStore``'s IVF_FLAT +
-    COSINE, so the scores compare. The collection is dropped and refilled on every call. ``rows``: to index,
-    e.g. ``store.rows(user_id)``; ``user_id``: the only user whose rows the retriever returns (escaped
-    filter); ``uri``, ``token``: a Lite path or a server (may be the store's own); ``collection``:
-    LangChain's (not the store's: the schemas differ); ``embeddings``: default ``get_embeddings()``;
-    ``top_k``: documents per query; ``nlist``, ``nprobe``: IVF_FLAT parameters. Returns ``(vector_store,
-    retriever)``: ``retriever.invoke("What is my job?")`` gives ``Document``s (metadata: user_id,
-    session_id, round, timestamp); ``vector_store.similarity_search_with_score(q, k, expr=...)`` adds
-    cosine scores. Raises ``store.InvalidIdError`` for an invalid ``user_id``."""
+    COSINE (its ``nlist``, ``nprobe``), so the scores compare. The collection is dropped and refilled on
+    every call. ``rows``: to index, e.g. ``store.rows(user_id)``; ``user_id``: the only user whose rows the
+    retriever returns (escaped filter); ``uri``, ``token``: a Lite path or a server (may be the store's
+    own); ``collection``: LangChain's (not the store's: the schemas differ); ``embeddings``: default
+    ``get_embeddings()``. Returns ``(vector_store, retriever)``: ``retriever.invoke("What is my job?")``
+    gives the top 3 ``Document``s (metadata: user_id, session_id, round, timestamp);
+    ``vector_store.similarity_search_with_score(q, k, expr=...)`` adds cosine scores. Raises
+    ``store.InvalidIdError`` for an invalid ``user_id``."""
     from langchain_milvus import Milvus
 
     from helpers.course.embeddings import get_embeddings
@@ -99,13 +98,14 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
         embedding_function=embeddings or get_embeddings(), collection_name=collection,
         connection_args={"uri": uri, "token": token or "",
                          **({"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {})},
-        index_params={"index_type": "IVF_FLAT", "metric_type": "COSINE", "params": {"nlist": nlist}},
-        search_params={"metric_type": "COSINE", "params": {"nprobe": nprobe}},
+        index_params={"index_type": "IVF_FLAT", "metric_type": "COSINE",
+                      "params": {"nlist": DEFAULT_NLIST}},
+        search_params={"metric_type": "COSINE", "params": {"nprobe": DEFAULT_NPROBE}},
         consistency_level="Strong", partition_key_field="user_id", drop_old=True, auto_id=True)
     if rows:
         vector_store.add_texts([r.content for r in rows], metadatas=[
             {"user_id": r.user_id or user_id, "session_id": r.session_id, "round": r.round,
              "timestamp": r.timestamp} for r in rows])
-    search = {"k": top_k, "expr": eq_filter(user_id=user_id)}
+    search = {"k": 3, "expr": eq_filter(user_id=user_id)}
     return vector_store, vector_store.as_retriever(search_kwargs=search)
 

@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from helpers.config import Settings, project_root
-from helpers.tokens import count_text_tokens, count_tokens
-
-_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+from helpers.tokens import ROLE_NAMES, count_text_tokens, count_tokens
 
 
 def provider_features() -> list[dict]:
@@ -27,25 +25,25 @@ def provider_features() -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["features"]
 
 
-def responses_request(model: str, messages: Sequence[BaseMessage], **extra) -> dict:
+def responses_request(model: str, messages: Sequence[BaseMessage]) -> dict:
     """The JSON body of ``POST /v1/responses`` that ``ChatOpenAI(use_responses_api=True,
     use_previous_response_id=True)`` sends for ``messages`` (text messages only): the messages after
     the newest reply with a Responses API id (``langchain_openai``'s rule: it starts with ``resp_``),
-    and that id as ``previous_response_id``. ``extra``: more fields (e.g. ``context_management``)."""
+    and that id as ``previous_response_id``."""
     start, previous = 0, None
     for i in range(len(messages) - 1, -1, -1):
         rid = messages[i].response_metadata.get("id") if isinstance(messages[i], AIMessage) else None
         if rid and rid.startswith("resp_"):
             start, previous = i + 1, rid
             break
-    items = [{"content": m.text, "role": _ROLES[m.type], "type": "message"} for m in messages[start:]]
-    body = {"model": model, "stream": False, **extra, "input": items}
+    items = [{"content": m.text, "role": ROLE_NAMES[m.type], "type": "message"} for m in messages[start:]]
+    body = {"model": model, "stream": False, "input": items}
     return body | ({"previous_response_id": previous} if previous else {})
 
 
 def chat_completions_request(model: str, messages: Sequence[BaseMessage]) -> dict:
     """The JSON body of ``POST /v1/chat/completions`` for a client-side history: every message, every turn."""
-    return {"model": model, "messages": [{"role": _ROLES[m.type], "content": m.text} for m in messages]}
+    return {"model": model, "messages": [{"role": ROLE_NAMES[m.type], "content": m.text} for m in messages]}
 
 
 def request_tokens(body: dict) -> int:
@@ -55,13 +53,12 @@ def request_tokens(body: dict) -> int:
     return sum(count_text_tokens(i["content"]) for i in items)
 
 
-def chained_model(settings: Settings, **extra):
+def chained_model(settings: Settings):
     """``ChatOpenAI`` at ``settings``' endpoint that chains turns on the provider's side
-    (``use_responses_api=True, use_previous_response_id=True``; ``extra``: e.g.
-    ``context_management=[{"type": "compaction", "compact_threshold": 200_000}]``). Needs a key."""
+    (``use_responses_api=True, use_previous_response_id=True``). Needs a key."""
     from helpers.course.setup import get_chat_model
 
-    return get_chat_model(settings, use_responses_api=True, use_previous_response_id=True, **extra)
+    return get_chat_model(settings, use_responses_api=True, use_previous_response_id=True)
 
 
 def replay_chained(model, system: BaseMessage, turns: Sequence[str]) -> list[dict]:

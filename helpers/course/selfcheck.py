@@ -28,8 +28,7 @@ import json
 import math
 import os
 import re
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from numbers import Number
@@ -38,6 +37,7 @@ from typing import Any
 
 from helpers.config import OFFLINE
 from helpers.course.setup import active_settings
+from helpers.text import nfc
 
 REFERENCE_ENV = "COURSE_REFERENCE_ANSWERS"
 
@@ -59,9 +59,6 @@ class CheckResult:
     actual: Any
     ok: bool
     used_reference: bool = False  # the prediction came from the checks file (reference mode)
-
-    def __bool__(self) -> bool:
-        return self.ok
 
 
 RESULTS: list[CheckResult] = []
@@ -124,18 +121,14 @@ def reference_mode() -> bool:
 
 def _normalize(value: Any) -> Any:
     """Compare like with like: strip, NFC and lower-case text (Korean typed on macOS is decomposed),
-    numeric text as a number, tuples as lists."""
-    if isinstance(value, str):
-        text = unicodedata.normalize("NFC", value.strip())
-        try:
-            return float(text) if any(c in text for c in ".eE") else int(text)
-        except ValueError:
-            return text.lower()
-    if isinstance(value, Mapping):
-        return {k: _normalize(v) for k, v in value.items()}
-    if isinstance(value, Sequence):
-        return [_normalize(v) for v in value]
-    return value
+    numeric text as a number."""
+    if not isinstance(value, str):
+        return value
+    text = nfc(value.strip())
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return text.lower()
 
 
 def _is_number(value: Any) -> bool:
@@ -162,13 +155,11 @@ def choice_of(prediction: Any, choices: Sequence[Any]) -> tuple[int, Any] | None
 
 def verdict(prediction: Any, actual: Any, tolerance: float = 0,
             choice: int | None = None) -> tuple[bool, str]:
-    """``(ok, one line)`` comparing a prediction with the measured value. Text compares without case or
-    surrounding spaces; numeric text counts as a number; ``"a, b"`` compares with a list ``["a", "b"]``;
-    tuples equal lists. ``tolerance``: for numbers, the largest accepted ``abs(prediction - actual)``.
-    ``choice``: the number of the menu choice that is ``prediction``, named in the line."""
+    """``(ok, one line)`` comparing a prediction with the measured value (a number or a text). Text
+    compares without case or surrounding spaces; numeric text counts as a number. ``tolerance``: for
+    numbers, the largest accepted ``abs(prediction - actual)``. ``choice``: the number of the menu choice
+    that is ``prediction``, named in the line."""
     said = f"{prediction!r}" if choice is None else f"choice {choice}, {prediction!r}"
-    if isinstance(prediction, str) and isinstance(actual, (list, tuple)):
-        prediction = [p for p in prediction.replace(",", " ").split() if p]
     expected, got = _normalize(prediction), _normalize(actual)
     numbers = _is_number(expected) and _is_number(got)
     ok = math.isclose(expected, got, rel_tol=0, abs_tol=tolerance) if numbers else expected == got

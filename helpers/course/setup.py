@@ -98,19 +98,19 @@ def _install_plain_errors(settings: Settings) -> None:
     shell.set_custom_exc((openai.APIError,), handler)
 
 
-def show_setup(check: bool = True) -> Settings:
+def show_setup() -> Settings:
     """Print one line naming the active chat model, embeddings and database, plus a sentence for each
     fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
     ``get_embeddings(settings)``). Never raises for a missing or wrong key; remembers them only for
-    ``active_settings`` (a function given no settings reads the environment again). ``check``: test each
-    configured key once against the model list; a refused key, an unreachable endpoint or one that is no
+    ``active_settings`` (a function given no settings reads the environment again). Each configured key is
+    tested once against the model list; a refused key, an unreachable endpoint or one that is no
     OpenAI-compatible API makes that part offline in the returned settings; a ``CHAT_MODEL`` the endpoint
     does not list only gets a note (some providers list part of their models)."""
     settings = load_settings()
     notes, offline = list(settings.notes), []
     for part, provider, name in (("chat", settings.chat_provider, "chat model"),
                                  ("embeddings", settings.embedding_provider, "embeddings")):
-        if not check or provider == OFFLINE:
+        if provider == OFFLINE:
             continue
         problem, models = list_models(settings, part)
         if problem:

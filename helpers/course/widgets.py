@@ -103,10 +103,10 @@ class _Explorer(_Shown):
     ``turn`` and a status line. A subclass builds its controls in ``_controls()`` (the rows shown)."""
 
     def __init__(self, conversation: Conversation | str = "alice_month_en",
-                 model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS):
+                 model: BaseChatModel | None = None):
         self.conversation = load_conversation(conversation) if isinstance(conversation, str) else conversation
         self.model = model or get_chat_model()
-        options = [self.conversation.id, *[c for c in conversations if c != self.conversation.id]]
+        options = [self.conversation.id, *[c for c in CONVERSATIONS if c != self.conversation.id]]
         self.conversation_choice = _control(widgets.Dropdown, "conversation", "320px", options=options)
         self.turn = _slider("turn", len(self.conversation.turns), 1, len(self.conversation.turns))
         self.status = widgets.HTML(layout=widgets.Layout(min_width="140px"))
@@ -224,22 +224,21 @@ class SummaryExplorer(_Explorer):
 class LayeredExplorer(_Explorer):
     """Lesson 07: ``LayeredMemory``'s budgets, opening on its defaults (sliders ``window_tokens``,
     ``summary_tokens``, ``retrieval_tokens`` for a message that asks: ``kinds.asks``; ``statement_tokens``).
-    Its own collection (``<collection>_explorer`` at ``store``'s URI, token from ``settings``, re-created,
+    Its own collection (``<collection>_explorer`` at ``store``'s URI, token ``MILVUS_TOKEN``, re-created,
     with ``store``'s model) and one user id per setting: settings never share rows, and closing the
     lesson's ``store`` does not stop it."""
 
     def __init__(self, store: MemoryStore, conversation: Conversation | str = "alice_month_en",
-                 model: BaseChatModel | None = None, conversations: Sequence[str] = CONVERSATIONS,
-                 settings=None):
-        self.store, self._settings = store, settings  # the lesson's; ``_controls`` opens our own
+                 model: BaseChatModel | None = None):
+        self.store = store  # the lesson's; ``_controls`` opens our own
         self._run_id = uuid.uuid4().hex[:6]
-        super().__init__(conversation, model, conversations)
+        super().__init__(conversation, model)
 
     def _controls(self):
         from helpers.course.milvus import milvus_connection, open_store
 
         store = self.store
-        token = milvus_connection(self._settings)[1] if store.backend != "lite" else None
+        token = milvus_connection()[1] if store.backend != "lite" else None
         self.store = open_store(f"{store.collection}_explorer", uri=store.uri, token=token, dim=store.dim,
                                 embeddings=store.embeddings, drop_existing=True)
         self.window_tokens = _slider("window tokens", 150, 50, 600, 25)
@@ -271,22 +270,20 @@ class LayeredExplorer(_Explorer):
 
 
 class RetrievalExplorer(_Shown):
-    """Lesson 06: search ``user_id``'s rows in ``store`` live (``session_id``: one session only).
-    Controls: ``conversation_choice`` (``user_id`` or one of ``conversations``, stored on first
+    """Lesson 06: search ``user_id``'s rows in ``store`` live, all sessions.
+    Controls: ``conversation_choice`` (``user_id`` or ``minsu_month_ko``, stored on first
     choice, a ``format_turn`` row per message), ``top_k``, ``min_score`` (its minimum: none),
     ``question``. ``memories``: the latest hits, best first; ``sent``: the human message as
     ``RetrievalMemory`` builds it. Query vectors are kept; a Milvus error is shown in the view."""
 
     QUESTIONS = {"en": "What is my job?", "ko": "제 직업이 뭐예요?"}
 
-    def __init__(self, store: MemoryStore, user_id: str, question: str = "What is my job?",
-                 session_id: str | None = None, conversations: Sequence[str] = ("minsu_month_ko",)) -> None:
+    def __init__(self, store: MemoryStore, user_id: str, question: str = "What is my job?") -> None:
         self.store = store
         self.user_id = validate_id(user_id, "user id")
-        self.session_id = validate_id(session_id, "session id") if session_id is not None else None
         self._questions = {self.user_id: question}
         self.conversation_choice = _control(widgets.Dropdown, "memory of", "320px",
-                                            options=[self.user_id, *conversations])
+                                            options=[self.user_id, "minsu_month_ko"])
         self.top_k = _slider("top k", 3, 1, 10)
         self.min_score = _slider("min score", MIN_SCORE_RANGE[0], *MIN_SCORE_RANGE, widgets.FloatSlider)
         self.question = _control(widgets.Text, "question", "60%", value=question, continuous_update=False)
@@ -334,7 +331,7 @@ class RetrievalExplorer(_Shown):
             with self.busy("⏳ searching…"):
                 self.memories, self.error = self.store.search(
                     self.current_user, question, self.top_k.value, min_score=threshold,
-                    session_id=self.session_id, query_vector=self.query_vector(question)), None
+                    query_vector=self.query_vector(question)), None
         except MilvusStoreError as error:
             self.memories, self.sent, self.error = [], "", str(error)
             self.view.value = _p("Milvus:", error, ERROR_COLOUR)
@@ -348,16 +345,11 @@ class RetrievalExplorer(_Shown):
             self._vectors[question] = self.store.embeddings.embed_query(question)
         return self._vectors[question]
 
-    def table(self) -> pd.DataFrame:
-        """The hits as a table: rank, score, round, session, chunks, content."""
-        return memories_table(self.memories)
-
     def _html(self, question: str, threshold: bool) -> str:
-        where = f"session {self.session_id!r}" if self.session_id else "all sessions"
-        head = (f"<b>{html.escape(self.current_user)}'s memory ({where}): top {self.top_k.value}"
+        head = (f"<b>{html.escape(self.current_user)}'s memory (all sessions): top {self.top_k.value}"
                 + (f", score &ge; {self.min_score.value:.2f}" if threshold else "")
                 + f" for {html.escape(repr(question))}</b>")
-        found = (self.table().to_html(index=False, justify="left") if self.memories else
+        found = (memories_table(self.memories).to_html(index=False, justify="left") if self.memories else
                  "<p><i>No stored turn passes: the model is sent the question alone.</i></p>")
         return (f"<div style='color:{TEXT_COLOUR}'><p>{head}</p>{found}<p><b>What the model is sent</b> "
                 f"(after the system prompt, {count_text_tokens(self.sent)} tokens of text):</p>"
