@@ -58,8 +58,8 @@ class Collection(contextlib.AbstractContextManager):
                    f"the embedding model makes {self.dim}-dimensional ones (another model wrote it)")
             raise DimensionMismatchError(
                 f"Collection {name!r} at {uri} stores {old}-dimensional vectors, but {why}. Nothing "
-                f"was inserted or searched. Use another collection name, e.g. '{name}_{self.dim}', or "
-                f"drop it: drop_existing=True or helpers.course.milvus.drop_collection({name!r}).")
+                f"was inserted or searched. Use another collection name, e.g. '{name}_{self.dim}', or drop "
+                f"it: drop_existing=True or helpers.course.milvus.drop_collection({name!r}, uri={uri!r}).")
         self.client.load_collection(self.collection, timeout=self.timeout)
 
     def _extend_schema(self, schema, index) -> None:
