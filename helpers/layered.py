@@ -11,7 +11,7 @@ layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -67,30 +67,29 @@ class LayeredMemory:
     ``retrieval_share`` of the tokens in Milvus (``0``: fixed; ``retrieval_budget``);
     ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
     speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
-    name), shown with each row (a question naming one gets their rows first: ``prefer``);
-    ``embed_reply_parts`` parts of a long reply embedded (``None``: all). ``log``: a ``LayeredTurn``
-    a turn; ``last_retrieved``: the latest hits. ValueError (naming a setting out of range; a budget a Milvus
-    search cannot serve) or InvalidIdError when made, never mid-chat."""
+    name), shown with each row (a question naming one gets their rows first: ``prefer``). ``log``: a
+    ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits; ``embed_reply_parts``: parts of a long
+    reply embedded (``EMBED_REPLY_PARTS``; ``None``: all). ValueError (naming a setting out of range; a
+    budget a Milvus search cannot serve) or InvalidIdError when made, never mid-chat."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
-    searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
-    max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
-                 neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
-                 embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
+                 neighbours_of: int = 3, session_date: str = "",
+                 names: Mapping[str, str] | None = None) -> None:
+        # each setting refused now, not as a Milvus error at the first question
         most = 20 * MAX_TOP_K + 19  # the largest budget whose candidates (budget // 20) a search serves
-        for setting, value, low, high in (  # refused now, not as a Milvus error at the first question
-            ("window_tokens", window_tokens, 1, 0), ("max_summary_tokens", max_summary_tokens, 1, 0),
-            ("retrieval_tokens", retrieval_tokens, 1, most), ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
-            ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most), ("summarize_over",
-            summarize_over or 1, 1, 0), ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most),
-            ("embed_reply_parts", 1 if embed_reply_parts is None else embed_reply_parts, 1, 0)):
-            check_setting(setting, value, low, high)
+        check_setting("window_tokens", window_tokens, 1)
+        check_setting("max_summary_tokens", max_summary_tokens, 1)
+        check_setting("retrieval_tokens", retrieval_tokens, 1, most)
+        check_setting("neighbours_of", neighbours_of, 0, MAX_TOP_K)
+        check_setting("statement_retrieval_tokens", statement_retrieval_tokens, 0, most)
+        if summarize_over:  # None: the default below
+            check_setting("summarize_over", summarize_over, 1)
         if not 0 <= retrieval_share <= 1 or any(utf8_len(n) > FIELDS["name"] for n in (names or {}).values()):
             raise ValueError(f"need retrieval_share in [0, 1], names of at most {FIELDS['name']} bytes "
                              f"(the name column), got {retrieval_share!r}, {names!r}")
@@ -100,7 +99,8 @@ class LayeredMemory:
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens, self.other_speaker, self.embed_reply_parts = 0, OtherSpeaker(), embed_reply_parts
+        self.stored_tokens, self.other_speaker = 0, OtherSpeaker()
+        self.embed_reply_parts = EMBED_REPLY_PARTS
         self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
         self._sources, self._turn = RowSources(), None  # the turn being written: a LayeredTurn
 
@@ -119,10 +119,10 @@ class LayeredMemory:
     def retrieval_budget(self, message: str) -> int:
         """Tokens the retrieved section may take for ``message``: if it asks (``kinds.asks``: "I prefer
         examples. Can you ...?" too) ``max(retrieval_tokens, retrieval_share * stored tokens)`` (at most
-        ``max_retrieval_tokens``), else ``statement_retrieval_tokens``."""
+        ``MAX_RETRIEVAL_TOKENS``), else ``statement_retrieval_tokens``."""
         if not asks(message):
             return self.statement_retrieval_tokens
-        grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
+        grown = min(MAX_RETRIEVAL_TOKENS, int(self.retrieval_share * self.stored_tokens))
         return max(self.retrieval_tokens, grown)
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
@@ -161,7 +161,7 @@ class LayeredMemory:
             sources = self._sources.sources([hit])
             return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
 
-        hits, text = fill_budget(self.store, self.user_id, question, budget, kinds=self.searched_kinds,
+        hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
                                  words=True, skip=in_the_window, prefer=self.prefer(question))
         self._turn.embedding_calls += self.store.embedding_calls - calls
@@ -208,13 +208,12 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
                    names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
-                   embed_kinds: Collection[str] | None = SEARCHED_KINDS,
                    embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
     ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
     (``kinds.stored_kind``; ``supplied``: what the prompt carried, ``other``: counts the reply side's turns).
-    Only rows of ``embed_kinds`` (``None``: all) are embedded, the others stored without (listed,
+    Only rows of ``kinds.SEARCHED_KINDS`` are embedded, the others stored without (listed,
     neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
     bound; a long message's first part now, the rest wait for room left over), of an assistant's message
     only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
@@ -235,7 +234,7 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
             other.add(text)  # is the other side a person? counted before its turn is classified
         long = len(split_utf8(text, store.max_chunk_bytes)) > 1
         kind = stored_kind(text, speaker, other is not None and other.is_person, long, supplied)
-        embed = embed_kinds is None or kind in embed_kinds
+        embed = kind in SEARCHED_KINDS
         to_store.append(_ToStore(number, message, text, speaker, kind, long, embed))
 
     def room() -> int:  # texts this step may still embed
