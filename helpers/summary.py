@@ -178,17 +178,17 @@ class SummaryStep:
 
 
 def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger: Trigger,
-                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS, force: bool = False,
+                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
                    system: BaseMessage | None = None) -> SummaryStep | None:
     """Fold the older stored messages into the running summary (one ``model`` call) if ``trigger``
-    fires (or ``force``). ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
+    fires. ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
     ``max_summary_tokens``: the summary's cap, asked for and enforced (``cap_summary``); ``system``: the
     answer calls' system prompt (a token trigger counts it). Returns ``None`` when there is nothing to
     fold, else a ``SummaryStep`` (``folded + kept``: the stored history without the summary). Raises
     ``SummarizationError`` when the call raised or returned nothing; ``stored`` is unchanged."""
     summary, messages = split_stored(stored)
     request_tokens = default_counter().message_tokens(system) if system is not None else 0
-    if not force and not trigger.fires(messages, summary, request_tokens):
+    if not trigger.fires(messages, summary, request_tokens):
         return None
     boundary = trigger.keep_from(messages)
     folded, kept = messages[:boundary], messages[boundary:]

@@ -242,7 +242,7 @@ def test_token_trigger_split_invariant_on_random_histories(seed):
     assert boundaries == sorted(boundaries, reverse=True)  # a bigger budget never keeps less
     # the same split through summarize_step (which also calls the model)
     for keep in (0, 40, 80, 160):
-        step = summarize_step(model(), messages, TokenTrigger(0, keep), force=True)
+        step = summarize_step(model(), messages, TokenTrigger(0, keep))  # fires: more than 0 tokens
         boundary = TokenTrigger(0, keep).keep_from(messages)
         if boundary == 0:
             assert step is None
@@ -490,7 +490,6 @@ def test_korean_conversation_is_summarized_in_korean():
 @pytest.mark.parametrize("trigger", [CountTrigger(), TokenTrigger(), CountTrigger(0, 0), TokenTrigger(0, 0)])
 def test_empty_history(trigger):
     assert summarize_step(FailingModel(), [], trigger) is None  # no model call at all
-    assert summarize_step(FailingModel(), [], trigger, force=True) is None
     new = HumanMessage("Hi!")
     assert same_objects(build_prompt(SYSTEM, [], new), [SYSTEM, new])
     assert same_objects(build_prompt(SYSTEM, [], new, summary_last=True), [SYSTEM, new])
