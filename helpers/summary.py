@@ -81,7 +81,9 @@ class CountTrigger:
 
     max_messages: int = 6
     keep_messages: int = 2
-    __post_init__ = lambda self: check_setting("max_messages", self.max_messages, 0)  # noqa: E731 - when made
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_messages", self.max_messages, 0)
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         return len(messages) > self.max_messages
@@ -103,8 +105,10 @@ class TokenTrigger:
 
     max_tokens: int = 200
     keep_tokens: int = 80
-    __post_init__ = lambda self: (check_setting("max_tokens", self.max_tokens, 0),  # noqa: E731 - when made
-                                  check_setting("keep_tokens", self.keep_tokens, 0))
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_tokens", self.max_tokens, 0)
+        check_setting("keep_tokens", self.keep_tokens, 0)
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         stored = ([summary] if summary is not None else []) + list(messages)  # counted once each, cached
@@ -250,11 +254,13 @@ class RunningSummary:
     trigger: Trigger
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     summary_last: bool = False
-    __post_init__ = lambda self: check_setting("max_summary_tokens", self.max_summary_tokens, 1)  # noqa: E731
     # the system prompt of the last request built (a token trigger counts what is sent)
     _system: list = field(default_factory=list, init=False, repr=False, compare=False)
     cost_note = ("when the history passes the trigger", "a running summary + recent messages")
     embedding_calls, embedding_seconds = 0, 0.0
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_summary_tokens", self.max_summary_tokens, 1)
 
     @property
     def name(self) -> str:
