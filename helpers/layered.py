@@ -45,15 +45,13 @@ EMBED_REPLY_PARTS = 1
 
 @dataclass
 class LayeredTurn:
-    """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent, the calls made."""
+    """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent."""
 
     round: int  # of the turn's first row
     window_section_tokens: int = 0
     summary_section_tokens: int = 0
     retrieved_section_tokens: int = 0
     retrieved: list[Hit] = field(default_factory=list)
-    summary_calls: int = 0
-    embedding_calls: int = 0
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
     skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
 
@@ -152,7 +150,6 @@ class LayeredMemory:
         self._turn.retrieved = self.last_retrieved = []
         if budget < 1 or is_blank(question):  # nothing to read: nothing to search by
             return None
-        calls = self.store.embedding_calls
         in_window = {normalized(m.text) for m in window}
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
 
@@ -164,7 +161,6 @@ class LayeredMemory:
         hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
                                  words=True, skip=in_the_window, prefer=self.prefer(question))
-        self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # parts: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
@@ -174,7 +170,7 @@ class LayeredMemory:
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
         turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         new = [m for i, m in enumerate(said) if not self._sources.has(self.session_id, self.round + i, m)]
-        calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
+        recorded = any(m.response_metadata.get("recorded") for m in new)
         write_messages(self.store, self._sources, self.user_id, self.session_id, self.round, said,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
@@ -183,9 +179,7 @@ class LayeredMemory:
         stored = each_once(stored)  # a turn run again: each message once
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
-            turn.summary_calls += 1
             stored = step.messages
-        turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
         self._turn, self.round = None, self.round + len(said)
         return list(stored)
