@@ -128,12 +128,12 @@ class TokenTrigger:
 Trigger = CountTrigger | TokenTrigger
 
 
-def shortened(text: str, max_tokens: int = MAX_FOLDED_MESSAGE_TOKENS) -> str:
-    """``text`` if it counts at most ``max_tokens`` tokens (int >= 20), else its start, cut by tokens,
+def shortened(text: str) -> str:
+    """``text`` if it counts at most ``MAX_FOLDED_MESSAGE_TOKENS`` tokens, else its start, cut by tokens,
     and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
-    if (total := count_text_tokens(text)) <= max_tokens:
+    if (total := count_text_tokens(text)) <= MAX_FOLDED_MESSAGE_TOKENS:
         return text
-    kept = cut_to_tokens(text, max_tokens - 16)  # room for the marker
+    kept = cut_to_tokens(text, MAX_FOLDED_MESSAGE_TOKENS - 16)  # room for the marker
     return f"{kept}\n[... {total - count_text_tokens(kept):,} tokens cut ...]"
 
 
@@ -177,7 +177,6 @@ class SummaryStep:
     kept: list[BaseMessage]
     call_input_tokens: int  # prompt tokens of the summary call
     call_output_tokens: int  # tokens of the summary it returned
-    capped: bool = False  # True when the summary was cut to max_summary_tokens
     prompt: list[BaseMessage] = field(default_factory=list)  # what the summary call was sent
 
 
@@ -215,7 +214,7 @@ def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger:
         summary=capped_text, folded=folded, kept=kept,
         call_input_tokens=usage["input_tokens"] if "input_tokens" in usage else count_tokens(prompt),
         call_output_tokens=usage["output_tokens"] if "output_tokens" in usage else count_text_tokens(text),
-        capped=capped_text != text, prompt=prompt)
+        prompt=prompt)
 
 
 def build_prompt(system: SystemMessage | None, stored: Sequence[BaseMessage],
