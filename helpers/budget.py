@@ -20,21 +20,19 @@ def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
     return (turn if part is None else (turn, part)) if turn else id(row)
 
 
-def nearest_same_speaker(hit: Row, around: Sequence[Row], each_side: int = 1,
-                         part_bytes: int | None = None) -> list[Row]:
-    """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the
-    ``each_side`` nearest rows of the hit's own speaker before it and after it, nearest first: in a
-    two-person conversation the row right after a user's statement is the other speaker's reply; the
-    user's next words ("A she! We named her Luna.") are two rounds on. ``part_bytes``: a neighbour
-    longer than this (UTF-8 bytes; e.g. ``store.max_chunk_bytes``) comes as its part nearest the hit
-    (the last part of one before, the first of one after): context for a hit, not a second document."""
+def nearest_same_speaker(hit: Row, around: Sequence[Row], part_bytes: int) -> list[Row]:
+    """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the nearest
+    row of the hit's own speaker before it and the nearest after it (each if any): in a two-person
+    conversation the row right after a user's statement is the other speaker's reply; the user's next
+    words ("A she! We named her Luna.") are two rounds on. ``part_bytes``: a neighbour longer than this
+    (UTF-8 bytes, ``store.max_chunk_bytes``) comes as its part nearest the hit (the last part of one
+    before, the first of one after): context for a hit, not a second document."""
     same = [row for row in around if row.speaker == hit.speaker]
-    before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:each_side]
-    after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:each_side]
-    if part_bytes is not None:
-        before, after = [_nearest_part(r, part_bytes, -1) for r in before], [_nearest_part(r, part_bytes, 0)
-                                                                             for r in after]
-    return [side[i] for i in range(each_side) for side in (before, after) if i < len(side)]
+    before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:1]
+    after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:1]
+    before = [_nearest_part(r, part_bytes, -1) for r in before]
+    after = [_nearest_part(r, part_bytes, 0) for r in after]
+    return before + after
 
 
 def _nearest_part(row: Row, part_bytes: int, which: int) -> Row:  # a long row's first (0) or last (-1) part
@@ -47,20 +45,17 @@ def _nearest_part(row: Row, part_bytes: int, which: int) -> Row:  # a long row's
 
 
 def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row], int], *,
-                neighbours: Mapping[Hashable, Sequence[Row]] | None = None, max_hits: int | None = None,
-                group_cost: Callable[[Row], tuple[Hashable, int]] | None = None,
-                neighbour_hits: int | None = None) -> list[Row]:
+                neighbours: Mapping[Hashable, Sequence[Row]] | None = None,
+                group_cost: Callable[[Row], tuple[Hashable, int]] | None = None) -> list[Row]:
     """Best-first budget fill: each hit in rank order (``ranked``, ``turn_id`` identifies a row) is taken if
     it fits (else the next is tried: never stop at the first that overflows), then its ``neighbours`` (turn id
     -> rows, nearest first) that fit. Returns the rows in the order taken. ``budget_tokens``: for everything
-    taken (int >= 0, else ValueError); ``cost``: a row's tokens as sent; ``max_hits``: at most this many hits
-    (``None``: the budget decides); ``group_cost``: ``row -> (group, tokens)``, paid by a group's first row
-    (its session header line); ``neighbour_hits``: only the first this many hits bring neighbours (``None``:
-    all)."""
+    taken (int >= 0, else ValueError); ``cost``: a row's tokens as sent; ``group_cost``: ``row -> (group,
+    tokens)``, paid by a group's first row (its session header line)."""
     if budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0, got {budget_tokens}")
     taken: dict[Hashable, Row] = {}
-    groups, used, hits, texts = set(), 0, 0, set()
+    groups, used, texts = set(), 0, set()
 
     def take(row: Row) -> bool:
         nonlocal used
@@ -78,15 +73,11 @@ def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row],
         return True
 
     for hit in ranked:
-        if max_hits is not None and hits >= max_hits:
-            break
         if _key(hit) in taken or not take(hit):
             continue
-        hits += 1
-        if neighbour_hits is None or hits <= neighbour_hits:
-            for near in (neighbours or {}).get(_key(hit), ()):
-                if _key(near) not in taken:
-                    take(near)
+        for near in (neighbours or {}).get(_key(hit), ()):
+            if _key(near) not in taken:
+                take(near)
     return list(taken.values())
 
 
@@ -102,11 +93,10 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
 
 
 def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
-                kinds: Sequence[str] | None = SEARCHED_KINDS, candidates: int = 30,
-                neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
+                candidates: int = 30, neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
                 prefer: Callable[[Hit], bool] | None = None,
                 words: bool | str = False) -> tuple[list[Row], str]:
-    """One retrieval step: search ``candidates`` rows of ``kinds`` (``None``: all) for ``question``, drop
+    """One retrieval step: search ``candidates`` rows of ``kinds.SEARCHED_KINDS`` for ``question``, drop
     repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the window;
     hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a question
     names); bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
@@ -115,7 +105,7 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
     text searched by words: ``MemoryStore.search``). Returns ``(rows, text)``: the rows in the order taken
     and ``retrieval.format_hits`` of them (``""`` if none); ``count_text_tokens(text) <= budget_tokens``.
     Raises what ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its methods)."""
-    found = store.search(user_id, question, candidates, kinds=kinds, parts=True, words=words)
+    found = store.search(user_id, question, candidates, kinds=SEARCHED_KINDS, parts=True, words=words)
     hits, said = [], set()  # the same words said twice: once
     for hit in found:
         if normalized(hit.content) in said or (skip is not None and skip(hit)):
@@ -132,8 +122,8 @@ def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: 
             rows = [r for r in around.get(hit.turn_id, [])
                     if r.kind not in NEVER_NEIGHBOURS and (skip is None or not skip(r))]
             near[_key(hit)] = nearest_same_speaker(hit, rows, part_bytes=part_bytes)
-    if budget_tokens < (head := _FRAME_TOKENS):  # the block's tags and note, their line breaks
+    if budget_tokens < _FRAME_TOKENS:  # the block's tags and note, their line breaks
         return [], ""
-    chosen = select_hits(hits, budget_tokens - head, _line_cost, neighbours=near,
-                         neighbour_hits=neighbours_of, group_cost=_header_cost)
+    chosen = select_hits(hits, budget_tokens - _FRAME_TOKENS, _line_cost, neighbours=near,
+                         group_cost=_header_cost)
     return chosen, format_hits(chosen)

@@ -21,20 +21,22 @@ RRF_K = 60  #: reciprocal-rank fusion's constant (Cormack et al. 2009)
 WORDS_WEIGHT = 0.3
 
 
-def fuse(ranked: Sequence[tuple[float, Sequence[Any]]], key: Callable[[Any], Hashable],
-         keep: Callable[[Any], bool] | None = None) -> list[tuple[float, Any]]:
+def fuse(ranked: Sequence[tuple[float, Sequence[Any]]],
+         key: Callable[[Any], Hashable]) -> list[tuple[float, Any]]:
     """Weighted reciprocal-rank fusion (Cormack et al. 2009): each ``(weight, items)`` list, best first,
     gives an item ``weight / (RRF_K + rank)`` (ranks from 1; an item's first place in a list counts once),
-    summed over the lists by ``key(item)``; ``keep``: items where it is false hold their rank, nothing more.
-    Returns ``(score, item)`` best first (ties: the order first seen), the item as first seen. The
-    course's one fusion (words and meaning here; the lab's options use it too)."""
+    summed over the lists by ``key(item)``. Returns ``(score, item)`` best first (ties: the order first
+    seen), the item as first seen. The course's one fusion (words and meaning here; the lab's options use
+    it too)."""
     fused: dict[Hashable, list] = {}
     for weight, items in ranked:
         seen: set[Hashable] = set()
         for rank, item in enumerate(items, start=1):
-            if (k := key(item)) not in seen and (keep is None or keep(item)):
-                seen.add(k)
-                fused.setdefault(k, [0.0, item])[0] += weight / (RRF_K + rank)
+            item_key = key(item)
+            if item_key in seen:
+                continue
+            seen.add(item_key)
+            fused.setdefault(item_key, [0.0, item])[0] += weight / (RRF_K + rank)
     return [(score, item) for score, item in sorted(fused.values(), key=lambda pair: -pair[0])]
 
 

@@ -23,6 +23,7 @@ from helpers.config import runtime_dir
 from helpers.text import nfc_message
 
 FORMAT, VERSION = "llm-memory-course/history", 1
+LOCK_SECONDS = 30.0  #: how long a write waits for another writer's lock
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 _ALLOWED = ("1-128 characters: ASCII letters, digits, '_', '.', '-'; starting with a letter or digit, "
@@ -104,18 +105,17 @@ class FileHistory(BaseChatMessageHistory):
     """One conversation in ``<directory>/<session_id>.json``, read from disk every time (another
     instance or process sees the same messages). ``session_id``: checked (``InvalidSessionIdError``,
     nothing created); ``directory``: default ``default_directory()``, created if missing
-    (``NotADirectoryError`` if a file); ``lock_timeout``: seconds to wait for another writer's lock
-    before ``filelock.Timeout`` (a ``TimeoutError``)."""
+    (``NotADirectoryError`` if a file). A write waits ``LOCK_SECONDS`` for another writer's lock, then
+    raises ``filelock.Timeout`` (a ``TimeoutError``)."""
 
-    def __init__(self, session_id: str, directory: str | Path | None = None, *,
-                 lock_timeout: float = 30.0) -> None:
+    def __init__(self, session_id: str, directory: str | Path | None = None) -> None:
         self._session_id = validate_session_id(session_id)
         self._directory = Path(directory) if directory is not None else default_directory()
         if self._directory.exists() and not self._directory.is_dir():
             raise NotADirectoryError(f"history directory {str(self._directory)!r} is a file")
         self._directory.mkdir(parents=True, exist_ok=True)
         self._path = self._directory / f"{self._session_id}.json"
-        self._lock, self._lock_timeout = self._directory / f"{self._session_id}.json.lock", lock_timeout
+        self._lock = self._directory / f"{self._session_id}.json.lock"
 
     def __repr__(self) -> str:
         return f"FileHistory(session_id={self._session_id!r}, path={str(self._path)!r})"
@@ -159,7 +159,7 @@ class FileHistory(BaseChatMessageHistory):
         self.replace([])
 
     def _locked(self) -> FileLock:
-        return FileLock(self._lock, timeout=self._lock_timeout, poll_interval=0.002)
+        return FileLock(self._lock, timeout=LOCK_SECONDS, poll_interval=0.002)
 
     def _read(self) -> list[BaseMessage]:
         try:

@@ -11,7 +11,7 @@ layer (``trim_messages``, ``SummarizationMiddleware``, a Milvus retriever), not 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -45,15 +45,13 @@ EMBED_REPLY_PARTS = 1
 
 @dataclass
 class LayeredTurn:
-    """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent, the calls made."""
+    """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent."""
 
     round: int  # of the turn's first row
     window_section_tokens: int = 0
     summary_section_tokens: int = 0
     retrieved_section_tokens: int = 0
     retrieved: list[Hit] = field(default_factory=list)
-    summary_calls: int = 0
-    embedding_calls: int = 0
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
     skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
 
@@ -67,30 +65,29 @@ class LayeredMemory:
     ``retrieval_share`` of the tokens in Milvus (``0``: fixed; ``retrieval_budget``);
     ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
     speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
-    name), shown with each row (a question naming one gets their rows first: ``prefer``);
-    ``embed_reply_parts`` parts of a long reply embedded (``None``: all). ``log``: a ``LayeredTurn``
-    a turn; ``last_retrieved``: the latest hits. ValueError (naming a setting out of range; a budget a Milvus
-    search cannot serve) or InvalidIdError when made, never mid-chat."""
+    name), shown with each row (a question naming one gets their rows first: ``prefer``). ``log``: a
+    ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits; ``embed_reply_parts``: parts of a long
+    reply embedded (``EMBED_REPLY_PARTS``; ``None``: all). ValueError (naming a setting out of range; a
+    budget a Milvus search cannot serve) or InvalidIdError when made, never mid-chat."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
-    searched_kinds: tuple[str, ...] = SEARCHED_KINDS  #: kinds of rows the retrieved section is searched in
-    max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS  #: the most the grown retrieval budget reaches
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", *,
                  window_tokens: int = 150, max_summary_tokens: int = 200,
                  summarize_over: int | None = None, retrieval_tokens: int = 500,
                  retrieval_share: float = 0.1, statement_retrieval_tokens: int = 0,
-                 neighbours_of: int = 3, session_date: str = "", names: Mapping[str, str] | None = None,
-                 embed_reply_parts: int | None = EMBED_REPLY_PARTS) -> None:
+                 neighbours_of: int = 3, session_date: str = "",
+                 names: Mapping[str, str] | None = None) -> None:
+        # each setting refused now, not as a Milvus error at the first question
         most = 20 * MAX_TOP_K + 19  # the largest budget whose candidates (budget // 20) a search serves
-        for setting, value, low, high in (  # refused now, not as a Milvus error at the first question
-            ("window_tokens", window_tokens, 1, 0), ("max_summary_tokens", max_summary_tokens, 1, 0),
-            ("retrieval_tokens", retrieval_tokens, 1, most), ("neighbours_of", neighbours_of, 0, MAX_TOP_K),
-            ("statement_retrieval_tokens", statement_retrieval_tokens, 0, most), ("summarize_over",
-            summarize_over or 1, 1, 0), ("max_retrieval_tokens", self.max_retrieval_tokens, 1, most),
-            ("embed_reply_parts", 1 if embed_reply_parts is None else embed_reply_parts, 1, 0)):
-            check_setting(setting, value, low, high)
+        check_setting("window_tokens", window_tokens, 1)
+        check_setting("max_summary_tokens", max_summary_tokens, 1)
+        check_setting("retrieval_tokens", retrieval_tokens, 1, most)
+        check_setting("neighbours_of", neighbours_of, 0, MAX_TOP_K)
+        check_setting("statement_retrieval_tokens", statement_retrieval_tokens, 0, most)
+        if summarize_over:  # None: the default below
+            check_setting("summarize_over", summarize_over, 1)
         if not 0 <= retrieval_share <= 1 or any(utf8_len(n) > FIELDS["name"] for n in (names or {}).values()):
             raise ValueError(f"need retrieval_share in [0, 1], names of at most {FIELDS['name']} bytes "
                              f"(the name column), got {retrieval_share!r}, {names!r}")
@@ -100,7 +97,8 @@ class LayeredMemory:
         self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
-        self.stored_tokens, self.other_speaker, self.embed_reply_parts = 0, OtherSpeaker(), embed_reply_parts
+        self.stored_tokens, self.other_speaker = 0, OtherSpeaker()
+        self.embed_reply_parts = EMBED_REPLY_PARTS
         self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
         self._sources, self._turn = RowSources(), None  # the turn being written: a LayeredTurn
 
@@ -119,10 +117,10 @@ class LayeredMemory:
     def retrieval_budget(self, message: str) -> int:
         """Tokens the retrieved section may take for ``message``: if it asks (``kinds.asks``: "I prefer
         examples. Can you ...?" too) ``max(retrieval_tokens, retrieval_share * stored tokens)`` (at most
-        ``max_retrieval_tokens``), else ``statement_retrieval_tokens``."""
+        ``MAX_RETRIEVAL_TOKENS``), else ``statement_retrieval_tokens``."""
         if not asks(message):
             return self.statement_retrieval_tokens
-        grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
+        grown = min(MAX_RETRIEVAL_TOKENS, int(self.retrieval_share * self.stored_tokens))
         return max(self.retrieval_tokens, grown)
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
@@ -152,7 +150,6 @@ class LayeredMemory:
         self._turn.retrieved = self.last_retrieved = []
         if budget < 1 or is_blank(question):  # nothing to read: nothing to search by
             return None
-        calls = self.store.embedding_calls
         in_window = {normalized(m.text) for m in window}
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
 
@@ -161,10 +158,9 @@ class LayeredMemory:
             sources = self._sources.sources([hit])
             return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
 
-        hits, text = fill_budget(self.store, self.user_id, question, budget, kinds=self.searched_kinds,
+        hits, text = fill_budget(self.store, self.user_id, question, budget,
                                  candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
                                  words=True, skip=in_the_window, prefer=self.prefer(question))
-        self._turn.embedding_calls += self.store.embedding_calls - calls
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # parts: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
@@ -174,7 +170,7 @@ class LayeredMemory:
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
         turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
         new = [m for i, m in enumerate(said) if not self._sources.has(self.session_id, self.round + i, m)]
-        calls, recorded = self.store.embedding_calls, any(m.response_metadata.get("recorded") for m in new)
+        recorded = any(m.response_metadata.get("recorded") for m in new)
         write_messages(self.store, self._sources, self.user_id, self.session_id, self.round, said,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
                        other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
@@ -183,9 +179,7 @@ class LayeredMemory:
         stored = each_once(stored)  # a turn run again: each message once
         step = summarize_step(model, stored, self.trigger, self.max_summary_tokens)
         if step is not None:
-            turn.summary_calls += 1
             stored = step.messages
-        turn.embedding_calls += self.store.embedding_calls - calls
         self.log.append(turn)
         self._turn, self.round = None, self.round + len(said)
         return list(stored)
@@ -208,13 +202,12 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
                    names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
-                   embed_kinds: Collection[str] | None = SEARCHED_KINDS,
                    embed_reply_parts: int | None = EMBED_REPLY_PARTS,
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
     ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
     (``kinds.stored_kind``; ``supplied``: what the prompt carried, ``other``: counts the reply side's turns).
-    Only rows of ``embed_kinds`` (``None``: all) are embedded, the others stored without (listed,
+    Only rows of ``kinds.SEARCHED_KINDS`` are embedded, the others stored without (listed,
     neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
     bound; a long message's first part now, the rest wait for room left over), of an assistant's message
     only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
@@ -235,7 +228,7 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
             other.add(text)  # is the other side a person? counted before its turn is classified
         long = len(split_utf8(text, store.max_chunk_bytes)) > 1
         kind = stored_kind(text, speaker, other is not None and other.is_person, long, supplied)
-        embed = embed_kinds is None or kind in embed_kinds
+        embed = kind in SEARCHED_KINDS
         to_store.append(_ToStore(number, message, text, speaker, kind, long, embed))
 
     def room() -> int:  # texts this step may still embed

@@ -64,20 +64,21 @@ def oldest_first(row: Row) -> tuple:
     return utc_time(row.date or row.timestamp), in_order(row.session_id), row.round
 
 
-def format_hits(hits: Sequence[Row], header: str = HEADER) -> str:
-    """The retrieved section: a ``memory_block("retrieved", header, ...)`` of the rows oldest first
+def format_hits(hits: Sequence[Row]) -> str:
+    """The retrieved section: a ``memory_block("retrieved", HEADER, ...)`` of the rows oldest first
     (``oldest_first``: a correction after what it corrects), a ``session_header`` per session, a
     ``memory_line`` per row, each text once (``kinds.normalized``: a repeat adds nothing); or ``""``."""
     lines, current, seen = [], None, set()
     for row in sorted(hits, key=oldest_first):
-        if (key := normalized(row.content)) in seen:
+        said = normalized(row.content)
+        if said in seen:
             continue
-        seen.add(key)
+        seen.add(said)
         if (row.session_id, row.date) != current:
             current = (row.session_id, row.date)
             lines.append(session_header(row))
         lines.append(memory_line(row))
-    return memory_block("retrieved", header, "\n".join(lines)) if hits else ""
+    return memory_block("retrieved", HEADER, "\n".join(lines)) if hits else ""
 
 
 @dataclass
@@ -107,20 +108,20 @@ class RetrievalMemory:
     ``after_turn`` writes ``format_turn(user, reply, names)`` as one row of kind ``"turn"``, embedded whole
     (blank text left out; a step of blank text only is not written). Text is NFC-normalized (``text.nfc``).
     Args: ``store``; ``user_id``, ``session_id`` (InvalidIdError if unsafe); ``top_k`` hits per question;
-    ``min_score`` drop hits below this cosine similarity (``None``: keep them); ``all_sessions`` search every
-    session (else ``session_id``'s); ``first_round`` of the first turn; ``names`` the speakers' (role -> name:
+    ``min_score`` drop hits below this cosine similarity (``None``: keep them); every session is searched;
+    ``first_round`` of the first turn; ``names`` the speakers' (role -> name:
     "Hannah: ..." for "User: ..."). Keeps no message list (Milvus is the memory); ``last_retrieved``: the
     latest hits; ``turns_log``: a ``RetrievalTurn`` a step."""
 
     cost_note = ("every turn (embed + search + insert)", "top-k turns by meaning, any session")
 
     def __init__(self, store: MemoryStore, user_id: str, session_id: str = "default", top_k: int = 3,
-                 min_score: float | None = None, all_sessions: bool = True, first_round: int = 1,
+                 min_score: float | None = None, first_round: int = 1,
                  names: Mapping[str, str] | None = None) -> None:
         self.store, self.user_id = store, validate_id(user_id, "user id")
         self.session_id, self.round = validate_id(session_id, "session id"), first_round
         check_setting("top_k", top_k, 1, MAX_TOP_K), check_setting("first_round", first_round, 0)  # when made
-        self.top_k, self.min_score, self.all_sessions, self.names = top_k, min_score, all_sessions, names
+        self.top_k, self.min_score, self.names = top_k, min_score, names
         self.last_retrieved, self.turns_log = [], []  # list[Hit], list[RetrievalTurn]
         self._sources, self._pending = RowSources(), None
 
@@ -139,9 +140,9 @@ class RetrievalMemory:
         """``[system, section + question]`` (parts ``RETRIEVED``, ``QUESTION``); ``stored`` unused."""
         new_message = nfc_message(new_message)  # as a macOS keyboard's NFD Korean arrives: one form
         question, calls, began = new_message.text, self.store.embedding_calls, time.perf_counter()
-        hits = self.store.search(self.user_id, question, self.top_k, min_score=self.min_score,
-                                 session_id=None if self.all_sessions else self.session_id, parts=True,
-                                 ) if not is_blank(question) else []  # a blank message: nothing to search by
+        hits = []  # a blank message: nothing to search by
+        if not is_blank(question):
+            hits = self.store.search(self.user_id, question, self.top_k, min_score=self.min_score, parts=True)
         self.last_retrieved = hits
         self._pending = RetrievalTurn(self.round, question, hits, self.store.embedding_calls - calls,
                                       search_ms=(time.perf_counter() - began) * 1000)

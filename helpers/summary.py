@@ -81,7 +81,9 @@ class CountTrigger:
 
     max_messages: int = 6
     keep_messages: int = 2
-    __post_init__ = lambda self: check_setting("max_messages", self.max_messages, 0)  # noqa: E731 - when made
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_messages", self.max_messages, 0)
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         return len(messages) > self.max_messages
@@ -103,8 +105,10 @@ class TokenTrigger:
 
     max_tokens: int = 200
     keep_tokens: int = 80
-    __post_init__ = lambda self: (check_setting("max_tokens", self.max_tokens, 0),  # noqa: E731 - when made
-                                  check_setting("keep_tokens", self.keep_tokens, 0))
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_tokens", self.max_tokens, 0)
+        check_setting("keep_tokens", self.keep_tokens, 0)
 
     def fires(self, messages: Sequence[BaseMessage], summary: BaseMessage | None, request_tokens=0) -> bool:
         stored = ([summary] if summary is not None else []) + list(messages)  # counted once each, cached
@@ -124,12 +128,12 @@ class TokenTrigger:
 Trigger = CountTrigger | TokenTrigger
 
 
-def shortened(text: str, max_tokens: int = MAX_FOLDED_MESSAGE_TOKENS) -> str:
-    """``text`` if it counts at most ``max_tokens`` tokens (int >= 20), else its start, cut by tokens,
+def shortened(text: str) -> str:
+    """``text`` if it counts at most ``MAX_FOLDED_MESSAGE_TOKENS`` tokens, else its start, cut by tokens,
     and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
-    if (total := count_text_tokens(text)) <= max_tokens:
+    if (total := count_text_tokens(text)) <= MAX_FOLDED_MESSAGE_TOKENS:
         return text
-    kept = cut_to_tokens(text, max_tokens - 16)  # room for the marker
+    kept = cut_to_tokens(text, MAX_FOLDED_MESSAGE_TOKENS - 16)  # room for the marker
     return f"{kept}\n[... {total - count_text_tokens(kept):,} tokens cut ...]"
 
 
@@ -173,22 +177,21 @@ class SummaryStep:
     kept: list[BaseMessage]
     call_input_tokens: int  # prompt tokens of the summary call
     call_output_tokens: int  # tokens of the summary it returned
-    capped: bool = False  # True when the summary was cut to max_summary_tokens
     prompt: list[BaseMessage] = field(default_factory=list)  # what the summary call was sent
 
 
 def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger: Trigger,
-                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS, force: bool = False,
+                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
                    system: BaseMessage | None = None) -> SummaryStep | None:
     """Fold the older stored messages into the running summary (one ``model`` call) if ``trigger``
-    fires (or ``force``). ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
+    fires. ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
     ``max_summary_tokens``: the summary's cap, asked for and enforced (``cap_summary``); ``system``: the
     answer calls' system prompt (a token trigger counts it). Returns ``None`` when there is nothing to
     fold, else a ``SummaryStep`` (``folded + kept``: the stored history without the summary). Raises
     ``SummarizationError`` when the call raised or returned nothing; ``stored`` is unchanged."""
     summary, messages = split_stored(stored)
     request_tokens = default_counter().message_tokens(system) if system is not None else 0
-    if not force and not trigger.fires(messages, summary, request_tokens):
+    if not trigger.fires(messages, summary, request_tokens):
         return None
     boundary = trigger.keep_from(messages)
     folded, kept = messages[:boundary], messages[boundary:]
@@ -211,7 +214,7 @@ def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger:
         summary=capped_text, folded=folded, kept=kept,
         call_input_tokens=usage["input_tokens"] if "input_tokens" in usage else count_tokens(prompt),
         call_output_tokens=usage["output_tokens"] if "output_tokens" in usage else count_text_tokens(text),
-        capped=capped_text != text, prompt=prompt)
+        prompt=prompt)
 
 
 def build_prompt(system: SystemMessage | None, stored: Sequence[BaseMessage],
@@ -250,11 +253,13 @@ class RunningSummary:
     trigger: Trigger
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     summary_last: bool = False
-    __post_init__ = lambda self: check_setting("max_summary_tokens", self.max_summary_tokens, 1)  # noqa: E731
     # the system prompt of the last request built (a token trigger counts what is sent)
     _system: list = field(default_factory=list, init=False, repr=False, compare=False)
     cost_note = ("when the history passes the trigger", "a running summary + recent messages")
     embedding_calls, embedding_seconds = 0, 0.0
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        check_setting("max_summary_tokens", self.max_summary_tokens, 1)
 
     @property
     def name(self) -> str:

@@ -185,9 +185,11 @@ class LastN(StoresEverything):
     """The article's ``slice(-4)``: the last ``n`` messages of the whole request, system included."""
 
     n: int = 4
-    __post_init__ = lambda self: _check_int("n", self.n, minimum=0)  # noqa: E731 - refused when made
     cost_note = ("every turn (a slice)", "the newest messages")
     name = property(lambda self: f"last {self.n} messages (slice)")
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        _check_int("n", self.n, minimum=0)
 
     def window(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         return last_n_messages(messages, self.n)
@@ -198,9 +200,11 @@ class CountWindow(StoresEverything):
     """System prompt + at most ``max_messages`` newest messages, starting on a user message."""
 
     max_messages: int = 4
-    __post_init__ = lambda self: _check_int("max_messages", self.max_messages, minimum=1)  # noqa: E731
     cost_note = ("every turn (a slice)", "the newest messages")
     name = property(lambda self: f"count window ({self.max_messages} messages)")
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        _check_int("max_messages", self.max_messages, minimum=1)
 
     def window(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         return count_window(messages, self.max_messages)
@@ -214,9 +218,11 @@ class TokenWindow(StoresEverything):
 
     max_tokens: int = 200
     strict: bool = False
-    __post_init__ = lambda self: _check_int("max_tokens", self.max_tokens, minimum=1)  # noqa: E731
     cost_note = ("every turn (trim_messages)", "the newest messages within the budget")
     name = property(lambda self: f"token window ({self.max_tokens} tokens)")
+
+    def __post_init__(self) -> None:  # refused when made, not mid-chat
+        _check_int("max_tokens", self.max_tokens, minimum=1)
 
     def window(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         return token_window(messages, self.max_tokens, strict=self.strict)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from helpers import fulltext
-from helpers.kinds import SEARCHED_KINDS
-from helpers.layered import LayeredMemory
+from helpers.kinds import SEARCHED_KINDS, asks
+from helpers.layered import MAX_RETRIEVAL_TOKENS, LayeredMemory
 from helpers.retrieval import step_messages
 from lab.expansion import ExpandedWords, WordNeighbours
 from lab.named import NamedSearch
@@ -16,21 +16,36 @@ from lab.preferences import Preferences
 from lab.queries import PartsSearch
 
 
+class KindsSearch:
+    """A store whose ``search`` looks in rows of ``kinds`` whatever kinds it is asked for (layered memory
+    asks for ``kinds.SEARCHED_KINDS``); everything else goes to ``store`` unchanged."""
+
+    def __init__(self, store, kinds: Sequence[str]) -> None:
+        self.store, self.kinds = store, tuple(kinds)
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def search(self, user_id: str, query: str, top_k: int = 3, **kwargs) -> list:
+        kwargs["kinds"] = self.kinds
+        return self.store.search(user_id, query, top_k, **kwargs)
+
+
 class LayeredVariant(LayeredMemory):
-    """``LayeredMemory`` with the ablation's switches: ``kinds`` searched; ``max_retrieval_tokens`` the
-    grown budget's cap; ``preferences`` a standing layer (``lab.preferences``) or ``None``;
-    ``search_parts`` one search per part of a question (``lab.queries``); ``search_named`` a question
-    naming one person searches their rows apart too (``lab.named``);
-    ``preferences_assistant_only`` the layer is sent only while the reply side is no person; ``expand_words``
-    the ``WordNeighbours.k`` of its words search (``lab.expansion``; ``None``, as in every row measured
-    before it: the question's words as asked)."""
+    """``LayeredMemory`` with the ablation's switches: ``kinds`` searched (``KindsSearch``);
+    ``max_retrieval_tokens`` the grown budget's cap (layered memory's: ``MAX_RETRIEVAL_TOKENS``);
+    ``preferences`` a standing layer (``lab.preferences``) or ``None``; ``search_parts`` one search per
+    part of a question (``lab.queries``); ``search_named`` a question naming one person searches their rows
+    apart too (``lab.named``); ``preferences_assistant_only`` the layer is sent only while the reply side is
+    no person; ``expand_words`` the ``WordNeighbours.k`` of its words search (``lab.expansion``; ``None``,
+    as in every row measured before it: the question's words as asked)."""
 
     def __init__(
         self,
         store,
         *args,
         kinds: Sequence[str] = SEARCHED_KINDS,
-        max_retrieval_tokens: int = 4000,
+        max_retrieval_tokens: int = MAX_RETRIEVAL_TOKENS,
         preferences: Preferences | None = None,
         search_parts: bool = False,
         search_named: bool = False,
@@ -42,11 +57,18 @@ class LayeredVariant(LayeredMemory):
         searched = PartsSearch(store) if search_parts else store
         searched = NamedSearch(searched, kwargs.get("names")) if search_named else searched
         searched = ExpandedWords(searched, self.vocabulary) if expand_words is not None else searched
+        searched = KindsSearch(searched, kinds) if tuple(kinds) != SEARCHED_KINDS else searched
         super().__init__(searched, *args, **kwargs)
         self.search_named = search_named
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
         self.preferences_assistant_only = preferences_assistant_only
+
+    def retrieval_budget(self, message):  # LayeredMemory's, with this row's cap
+        if not asks(message):
+            return self.statement_retrieval_tokens
+        grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
+        return max(self.retrieval_tokens, grown)
 
     def prefer(self, question):
         return None if self.search_named else super().prefer(question)  # searched apart instead

@@ -8,6 +8,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from helpers.course.offline_model import OfflineChatModel
 from helpers.evaluate import evaluate_strategy
 from helpers.fulltext import HybridStore
+from helpers.kinds import SEARCHED_KINDS
+from helpers.layered import MAX_RETRIEVAL_TOKENS
 from lab.preferences import PREFERENCES_ID
 from lab.public_rows import rows
 from lab.public_sets import convert_beam
@@ -113,7 +115,8 @@ def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change
 
     def switches(m):
         prefs = getattr(m, "preferences", None) is not None
-        return m.retrieval_share, m.max_retrieval_tokens, m.searched_kinds, prefs
+        cap = getattr(m, "max_retrieval_tokens", MAX_RETRIEVAL_TOKENS)  # the lab's switches, else the default
+        return m.retrieval_share, cap, getattr(m, "searched_kinds", SEARCHED_KINDS), prefs
 
     assert {name: switches(m) for name, m in made.items()} == {
         "default": (0.1, 4000, ("statement",), False),

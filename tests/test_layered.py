@@ -105,7 +105,8 @@ def test_a_long_reply_is_embedded_by_its_first_part_and_stored_whole(tmp_path, m
             hits = store.search("ann", query, 50, parts=True, query_vector=vector)
             assert [(h.turn_id, h.part) for h in hits] == [(answer.turn_id, (1, len(parts)))]
         # the old behaviour, every part embedded: a learner's or a benchmark's choice
-        every = LayeredMemory(store, "bob", "s1", embed_reply_parts=None)
+        every = LayeredMemory(store, "bob", "s1")
+        every.embed_reply_parts = None  # as benchmarks/bench_replay_stages.py --reply-parts all sets it
         every.prompt(SystemMessage("Be brief."), [], ask)
         calls = store.embedding_calls
         every.after_turn(model, [ask, AIMessage(reply, id="t1-reply")])

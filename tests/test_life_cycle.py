@@ -1,7 +1,7 @@
 """The whole life of a memory (issue 40): what waits in the queue is forgotten with its user and written
 when the store closes; a turn run again after a failed model call stores each message once; every message
 shape is counted as what it is and reaches the prompt intact; sessions in number order; settings refused
-when made; invisible text is blank; written memory reads every user message.
+when made; invisible text is blank (written memory as a strategy: ``tests/test_lab_written.py``).
 
 Milvus tests run on Milvus Lite and on the 2.3 server (``uri``); ``HashEmbeddings`` gives the same vector
 to the same text, so a part is found by its own words."""
@@ -194,29 +194,6 @@ def test_a_summary_or_window_turn_run_again_keeps_each_message_once(model, ids):
     assert len(FullHistory().after_turn(model, again)) == 2  # the same words said twice: two messages
 
 
-def test_a_written_turn_run_again_after_a_refused_decision_writes_each_fact_once(e5):
-    from helpers.course import written_rules as rules
-    from helpers.written import WrittenMemory
-
-    calls = []
-
-    def flaky_decide(fact, similar):
-        calls.append(fact)
-        if len(calls) == 2:
-            raise RateLimited("429 Too Many Requests")  # the second fact's decision is refused
-        return rules.decide(fact, similar)
-
-    memory = WrittenMemory(e5, rules.extract, flaky_decide)
-    stored = [HumanMessage("I live in Jeonju. My dog is called Bori.", id="t1-user"), AIMessage("Noted.")]
-    with pytest.raises(RateLimited):
-        memory.after_turn(None, stored)
-    assert [f.text for f in memory.store.facts.values()] == ["I live in Jeonju."]
-    memory.after_turn(None, stored)  # run again: the first fact is not decided again
-    assert calls == ["I live in Jeonju.", "My dog is called Bori.", "My dog is called Bori."]
-    assert sorted(f.text for f in memory.store.facts.values()) == ["I live in Jeonju.",
-                                                                   "My dog is called Bori."]
-
-
 def test_a_file_history_turn_added_again_holds_each_message_once(tmp_path, model):
     from helpers.history import FileHistory
     from helpers.summary import CountTrigger, SummarizationError, summarize_history
@@ -278,17 +255,14 @@ def test_the_caching_bill_equals_count_tokens_with_images_and_a_changed_image_is
 
 def strategies(store):
     from helpers.caching import SteppedTokenWindow
-    from helpers.course import written_rules as rules
     from helpers.layered import LayeredMemory
     from helpers.retrieval import RetrievalMemory
     from helpers.summary import CountTrigger, RunningSummary
     from helpers.window import CountWindow, FullHistory, LastN, TokenWindow
-    from helpers.written import WrittenMemory
 
     return [FullHistory(), LastN(4), CountWindow(4), TokenWindow(2000), SteppedTokenWindow(),
             RunningSummary(CountTrigger()), RetrievalMemory(store, "hal", "s1"),
-            LayeredMemory(store, "hal", "s1"),
-            WrittenMemory(HashEmbeddings(DIM), rules.extract, rules.decide)]
+            LayeredMemory(store, "hal", "s1")]
 
 
 def test_an_image_sent_with_the_question_reaches_every_strategys_prompt(lite_uri, model):
@@ -330,7 +304,6 @@ def test_settings_that_would_fail_mid_chat_are_refused_when_made_naming_the_sett
     from helpers.retrieval import RetrievalMemory
     from helpers.summary import RunningSummary, TokenTrigger
     from helpers.window import CountWindow, LastN, TokenWindow
-    from helpers.written import WrittenMemory
 
     store = new_store(lite_uri)
     try:
@@ -346,8 +319,7 @@ def test_settings_that_would_fail_mid_chat_are_refused_when_made_naming_the_sett
                    "max_summary_tokens": lambda: RunningSummary(TokenTrigger(), max_summary_tokens=0),
                    "keep_tokens": lambda: TokenTrigger(200, -1),
                    "n must": lambda: LastN(-1), "max_messages": lambda: CountWindow(0),
-                   "max_tokens": lambda: TokenWindow(0),
-                   "keep_recent": lambda: WrittenMemory(HashEmbeddings(DIM), len, len, keep_recent=-1)}
+                   "max_tokens": lambda: TokenWindow(0)}
         for setting, make in refused.items():
             with pytest.raises(ValueError, match=setting):
                 make()
@@ -379,14 +351,3 @@ def test_invisible_text_is_blank_never_stored_nor_searched(lite_uri, model):
         assert store.count("kim") == 1 and memory.last_retrieved == []
     finally:
         store.drop()
-
-
-def test_written_memory_reads_a_user_message_that_got_no_reply(e5):
-    from helpers.course import written_rules as rules
-    from helpers.written import WrittenMemory
-
-    memory = WrittenMemory(e5, rules.extract, rules.decide)
-    stored = memory.after_turn(None, [HumanMessage("I live in Jeonju.", id="t1-user")])  # no reply
-    stored = memory.after_turn(None, [*stored, HumanMessage("My dog is called Bori.", id="t2-user")])
-    assert [f.text for f in memory.store.facts.values()] == ["I live in Jeonju.", "My dog is called Bori."]
-    assert [f.source for f in memory.store.facts.values()] == ["t1-user", "t2-user"]

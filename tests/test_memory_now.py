@@ -137,24 +137,6 @@ def test_an_unknown_previous_response_is_refused(openai_server):
         client.responses.create(model=MODEL, input="hi", previous_response_id="resp_missing")
 
 
-def test_written_memory_as_a_strategy_sends_the_current_fact_as_a_memory_block(e5, model):
-    from helpers.course.data import load_conversation
-    from helpers.memory import RETRIEVED, RETRIEVED_ID
-    from helpers.written import WrittenMemory
-
-    month = load_conversation("minsu_month_ko")
-    memory = WrittenMemory(e5, rules.extract, rules.decide, top_k=3)
-    records = replay(memory, month.turns, model, month.system)
-    where = records[12]  # "제가 어디에 살아요?"
-    block = next(m for m in where.prompt if m.id == RETRIEVED_ID)
-    assert block.type == "human" and block.text.startswith('<memory source="facts">')
-    assert block.text.endswith("</memory>") and "대전으로 이사했어요" in block.text
-    assert "t10-user" in where.prompt.sources(RETRIEVED)  # the move's message, by id
-    assert "부산에서 고양이" not in block.text  # the old fact was replaced
-    assert records[1].prompt.of_kind(RETRIEVED) == []  # a statement: no search
-    assert memory.embedding_calls > 0 and memory.name == "written facts (top-3)"
-
-
 class _ScriptedStructuredModel:
     """Answers ``with_structured_output(schema).invoke(prompt)`` from a script, per schema name, and
     records the prompts: what ``model_writer`` asks of a real model, without one."""

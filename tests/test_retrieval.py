@@ -86,7 +86,6 @@ def test_format_hits_dates_and_speakers_on_their_own_lines():
         "</memory>",
     ]
     assert format_hits([]) == ""
-    assert format_hits(hits[:1], header="Memories:").startswith('<memory source="retrieved">\nMemories:\n')
 
 
 def test_memory_line_and_session_header():
@@ -189,9 +188,6 @@ def test_memories_of_another_session_are_not_in_the_timeline(store, model):
     assert len(later.last_retrieved) == 3 and {m.session_id for m in later.last_retrieved} == {"monday"}
     assert record.marks == ["kept", "kept"]  # the new session's timeline is system + question
     assert "nurse" in record.reply
-    only_friday = RetrievalMemory(store, "ann", "friday", all_sessions=False)
-    only_friday.prompt(SystemMessage(""), [], HumanMessage("What is my job?"))
-    assert [m.session_id for m in only_friday.last_retrieved] == ["friday"]  # the turn just written
 
 
 def test_other_strategies_keep_their_marks(model):

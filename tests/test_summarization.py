@@ -149,7 +149,6 @@ def test_count_trigger_ten_messages_keep_three_folds_first_three_turns():
     assert step.summary.splitlines() == ["Facts from the conversation:", *(f"- {f}" for f in FACTS[:3])]
     assert step.call_input_tokens == provider_usage(step.prompt, step.summary)["input_tokens"]  # as reported
     assert step.call_output_tokens == provider_usage(step.prompt, step.summary)["output_tokens"]
-    assert step.capped is False
 
 
 def test_count_trigger_does_not_count_or_fold_the_previous_summary():
@@ -242,7 +241,7 @@ def test_token_trigger_split_invariant_on_random_histories(seed):
     assert boundaries == sorted(boundaries, reverse=True)  # a bigger budget never keeps less
     # the same split through summarize_step (which also calls the model)
     for keep in (0, 40, 80, 160):
-        step = summarize_step(model(), messages, TokenTrigger(0, keep), force=True)
+        step = summarize_step(model(), messages, TokenTrigger(0, keep))  # fires: more than 0 tokens
         boundary = TokenTrigger(0, keep).keep_from(messages)
         if boundary == 0:
             assert step is None
@@ -490,7 +489,6 @@ def test_korean_conversation_is_summarized_in_korean():
 @pytest.mark.parametrize("trigger", [CountTrigger(), TokenTrigger(), CountTrigger(0, 0), TokenTrigger(0, 0)])
 def test_empty_history(trigger):
     assert summarize_step(FailingModel(), [], trigger) is None  # no model call at all
-    assert summarize_step(FailingModel(), [], trigger, force=True) is None
     new = HumanMessage("Hi!")
     assert same_objects(build_prompt(SYSTEM, [], new), [SYSTEM, new])
     assert same_objects(build_prompt(SYSTEM, [], new, summary_last=True), [SYSTEM, new])
@@ -546,9 +544,9 @@ def test_summarize_step_caps_the_summary():
         stored += [HumanMessage(fact), AIMessage("Got it.")]
     full = summarize_step(model(), stored, CountTrigger(6, 2))
     step = summarize_step(model(), stored, CountTrigger(6, 2), max_summary_tokens=30)
-    assert full.capped is False and count_text_tokens(full.summary) > 30
+    assert count_text_tokens(full.summary) > 30
     # the model keeps to the word limit it was asked for, so the helper's cap has nothing to cut
-    assert count_text_tokens(step.summary) <= 30
+    assert count_text_tokens(step.summary) <= 30 and cap_summary(step.summary, 30) == step.summary
     assert len(step.summary.splitlines()) < len(full.summary.splitlines())
     assert step.summary.splitlines()[0] == "Facts from the conversation:"
     assert step.summary.splitlines()[-1] == "- I bought a red bicycle."  # the newest folded fact
