@@ -63,39 +63,6 @@ def utf8_encode(text: str, what: str = "the text") -> bytes:
                          "'replace').decode() puts '?' in its place.") from None
 
 
-def message_key(m: BaseMessage, *where: object) -> tuple:
-    """What makes two messages one: the same id, role and text (replay's ``t3-user``: a turn run again after a
-    failed call), or without an id the same ``where`` (e.g. session and round), role and text, else object."""
-    return (m.id, m.type, m.text) if m.id else (*where, m.type, m.text) if where else (id(m),)
-
-
-def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` without repeats (``message_key``), first kept: "ok" said twice, two messages, stays."""
-    seen: set = set()
-    return [m for m in messages if (key := message_key(m)) not in seen and not seen.add(key)]
-
-
-class RowSources(dict[tuple[str, int], tuple[str, ...]]):
-    """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
-    a message written (``history.message_key``; without an id: its session, round, role and text)?"""
-
-    def add(self, session_id: str, round_number: int, *messages: BaseMessage) -> None:
-        self[(session_id, round_number)] = tuple(m.id for m in messages if m.id)
-        keys = vars(self).setdefault("seen", set())  # every message written, by message_key
-        keys.update(message_key(m, session_id, round_number) for m in messages)
-
-    def has(self, session_id: str, round_number: int, message: BaseMessage) -> bool:
-        return message_key(message, session_id, round_number) in vars(self).get("seen", ())
-
-    def sources(self, hits: Sequence) -> tuple[str, ...]:  # the hits' message ids
-        return tuple(i for h in hits for i in self.get((h.session_id, h.round), ()))
-
-
-def in_order(name: str) -> tuple:
-    """Sort key of ids: digits as numbers ("session-9" before "session-10"), ties ("s-01") by text."""
-    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))], name
-
-
 def default_directory() -> Path:
     """``helpers.config.runtime_dir() / "history"`` (``FileHistory`` creates it when needed)."""
     return runtime_dir() / "history"
@@ -240,3 +207,47 @@ def _fsync_directory(directory: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+# -- after the file: one message once, and ids in order (the strategies that store messages use these) --
+
+def message_key(m: BaseMessage, *where: object) -> tuple:
+    """What makes two messages one: the same id, role and text (replay's ``t3-user``: a turn run again after a
+    failed call), or without an id the same ``where`` (e.g. session and round), role and text, else object."""
+    if m.id:
+        return (m.id, m.type, m.text)
+    if where:
+        return (*where, m.type, m.text)
+    return (id(m),)
+
+
+def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` without repeats (``message_key``), first kept: "ok" said twice, two messages, stays."""
+    seen, once = set(), []
+    for m in messages:
+        key = message_key(m)
+        if key not in seen:
+            seen.add(key)
+            once.append(m)
+    return once
+
+
+class RowSources(dict[tuple[str, int], tuple[str, ...]]):
+    """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
+    a message written (``history.message_key``; without an id: its session, round, role and text)?"""
+
+    def add(self, session_id: str, round_number: int, *messages: BaseMessage) -> None:
+        self[(session_id, round_number)] = tuple(m.id for m in messages if m.id)
+        keys = vars(self).setdefault("seen", set())  # every message written, by message_key
+        keys.update(message_key(m, session_id, round_number) for m in messages)
+
+    def has(self, session_id: str, round_number: int, message: BaseMessage) -> bool:
+        return message_key(message, session_id, round_number) in vars(self).get("seen", ())
+
+    def sources(self, hits: Sequence) -> tuple[str, ...]:  # the hits' message ids
+        return tuple(i for h in hits for i in self.get((h.session_id, h.round), ()))
+
+
+def in_order(name: str) -> tuple:
+    """Sort key of ids: digits as numbers ("session-9" before "session-10"), ties ("s-01") by text."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))], name

@@ -41,6 +41,11 @@ MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to 
 #: Parts of a long assistant reply embedded: its first; the later ones are stored without (most of a replay's
 #: e5 work; a user's paste keeps every part findable: docs/design-notes.md, "Where a replay's time goes").
 EMBED_REPLY_PARTS = 1
+#: A search asks for a candidate per this many tokens of its budget, at least ``MIN_CANDIDATES`` (hits that do
+#: not fit, or that the window holds, are passed over: the budget needs more candidates than it keeps).
+TOKENS_PER_CANDIDATE, MIN_CANDIDATES = 20, 30
+#: A summary folds past this many tokens at least (or twice the window): fewer, larger summary calls.
+MIN_SUMMARIZE_OVER = 800
 
 
 @dataclass
@@ -80,7 +85,8 @@ class LayeredMemory:
                  neighbours_of: int = 3, session_date: str = "",
                  names: Mapping[str, str] | None = None) -> None:
         # each setting refused now, not as a Milvus error at the first question
-        most = 20 * MAX_TOP_K + 19  # the largest budget whose candidates (budget // 20) a search serves
+        # the largest budget whose candidates (one per TOKENS_PER_CANDIDATE) a search serves
+        most = TOKENS_PER_CANDIDATE * (MAX_TOP_K + 1) - 1
         check_setting("window_tokens", window_tokens, 1)
         check_setting("max_summary_tokens", max_summary_tokens, 1)
         check_setting("retrieval_tokens", retrieval_tokens, 1, most)
@@ -94,7 +100,8 @@ class LayeredMemory:
         self.store, self.names, self.user_id = store, names, validate_id(user_id, "user id")
         self.start_session(session_id, date=session_date)  # checks the id and the date; round 1
         self.window_tokens, self.max_summary_tokens = window_tokens, max_summary_tokens
-        self.trigger = TokenTrigger(summarize_over or max(800, 2 * window_tokens), window_tokens)
+        fold_over = summarize_over or max(MIN_SUMMARIZE_OVER, 2 * window_tokens)
+        self.trigger = TokenTrigger(fold_over, window_tokens)
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
         self.stored_tokens, self.other_speaker = 0, OtherSpeaker()
@@ -110,7 +117,8 @@ class LayeredMemory:
     def start_session(self, session_id: str, stored: Sequence[BaseMessage] = (),
                       date: str = "") -> list[BaseMessage]:
         """A new session (on ``date``, ISO, else ValueError): window and summary start empty; returns []."""
-        date and datetime.fromisoformat(date)  # refused now, not at the first write
+        if date:
+            datetime.fromisoformat(date)  # a ValueError now, not at the first write
         self.session_id, self.round, self.session_date = validate_id(session_id, "session id"), 1, date
         return []
 
@@ -158,9 +166,10 @@ class LayeredMemory:
             sources = self._sources.sources([hit])
             return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
 
-        hits, text = fill_budget(self.store, self.user_id, question, budget,
-                                 candidates=max(30, budget // 20), neighbours_of=self.neighbours_of,
-                                 words=True, skip=in_the_window, prefer=self.prefer(question))
+        candidates = max(MIN_CANDIDATES, budget // TOKENS_PER_CANDIDATE)
+        hits, text = fill_budget(self.store, self.user_id, question, budget, candidates=candidates,
+                                 neighbours_of=self.neighbours_of, words=True, skip=in_the_window,
+                                 prefer=self.prefer(question))
         self._turn.retrieved = self.last_retrieved = list(hits)
         covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # parts: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None

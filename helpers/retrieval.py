@@ -59,8 +59,8 @@ def session_header(row: Row) -> str:
 
 
 def oldest_first(row: Row) -> tuple:
-    """Sort key of rows in time order: the date (else the timestamp) as UTC (``store.utc_time``:
-    "09:00+09:00" is before "01:00+00:00" of the same day), then session (``text.in_order``), round."""
+    """Sort key of rows in time order: the date (else the timestamp) as UTC (``text.utc_time``:
+    "09:00+09:00" is before "01:00+00:00" of the same day), then session (``history.in_order``), round."""
     return utc_time(row.date or row.timestamp), in_order(row.session_id), row.round
 
 

@@ -65,7 +65,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Hit(Row):
-    score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query
+    score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query; a HybridStore: fused rank
 
 
 class MemoryStore(PartWriter, Collection):
@@ -115,7 +115,11 @@ class MemoryStore(PartWriter, Collection):
             return []
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
-        said = words if isinstance(words, str) else query if words else None  # the text searched by words
+        said = None  # the text searched by words: none, the query, or the str given
+        if isinstance(words, str):
+            said = words
+        elif words:
+            said = query
         text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
@@ -123,8 +127,8 @@ class MemoryStore(PartWriter, Collection):
         for hit in found:  # best first: a row's (or a part's) first chunk is its best
             key = hit["id"] if parts else hit["entity"]["turn_id"]
             best.setdefault(key, (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
-        kept = {key: found for key, found in list(best.items())[:top_k]
-                if min_score is None or found[0] >= min_score}
+        kept = {key: chunk for key, chunk in list(best.items())[:top_k]
+                if min_score is None or chunk[0] >= min_score}
         # read every column of what is kept: a part or a one-chunk row by its chunk id, a long row by its
         # turn id apart (its chunks can be many: they must not crowd the short rows out of one capped read)
         ids = [chunk for key, (_, chunk, chunks) in kept.items() if parts or chunks == 1]
