@@ -219,6 +219,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
             answer_seconds = answer_done - prompt_done
             memory_seconds = max(0.0, spent.seconds - answer_seconds)  # the memory's own calls (summaries)
             tokens_sent = default_counter().prompt_tokens(prompt) if asks else 0
+            # the memory's own calls: the turn's calls but the answer (one call, tokens_sent in)
+            answer_calls, answer_tokens = (1, tokens_sent) if answer_call else (0, 0)
             timeline, marks = timeline_and_marks(system, [*everything, *new], prompt)
             everything += [*new, *reply]
             usage = (reply[0].usage_metadata or {}) if reply else {}
@@ -226,8 +228,8 @@ def replay(strategy: MemoryStrategy, turns: Iterable[str | Turn], model: BaseCha
                 turn=number, user=new[0].text if new else "", reply=reply[0].text if reply else "",
                 prompt=prompt, timeline=timeline, marks=marks,
                 reply_tokens=usage.get("output_tokens", 0), prompt_tokens=tokens_sent,
-                memory_calls=spent.calls - answer_call, embedding_calls=strategy.embedding_calls - embedded,
-                memory_call_input_tokens=spent.input_tokens - tokens_sent * answer_call,
+                memory_calls=spent.calls - answer_calls, embedding_calls=strategy.embedding_calls - embedded,
+                memory_call_input_tokens=spent.input_tokens - answer_tokens,
                 memory_call_output_tokens=spent.output_tokens - answer.output_tokens,
                 session_id=session or "",
                 overhead_ms=((end - start) - answer_seconds - memory_seconds) * 1000,
