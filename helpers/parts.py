@@ -39,9 +39,11 @@ class PartWriter:
     def embed(self, texts: list[str], query: bool = False) -> list[list[float]]:
         """Embed ``texts`` as passages in one call, or each as a query (``query=True``; its start and end if
         over ``PART_MAX_BYTES``): ``len(texts)`` calls counted. DimensionMismatchError: another length."""
-        began, as_query = time.perf_counter(), lambda text: bounded_text(nfc(text), PART_MAX_BYTES)
-        vectors = ([self.embeddings.embed_query(as_query(t)) for t in texts] if query
-                   else self.embeddings.embed_documents(list(texts)))
+        began = time.perf_counter()
+        if query:
+            vectors = [self.embeddings.embed_query(bounded_text(nfc(t), PART_MAX_BYTES)) for t in texts]
+        else:
+            vectors = self.embeddings.embed_documents(list(texts))
         self._counted(len(texts), began)
         return [self._vector(v) for v in vectors]
 
@@ -79,15 +81,22 @@ class PartWriter:
         rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
                  "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks), "embedded": 1}
                 for i, chunk in enumerate(chunks)]
-        kept = 0 if not embed else len(rows) if embedded_parts is None else embedded_parts  # parts embedded
-        for row in rows[kept:]:  # stored now without an embedding
+        if not embed:
+            embedded = 0
+        elif embedded_parts is None:
+            embedded = len(rows)
+        else:
+            embedded = embedded_parts  # the first this many parts get a vector
+        for row in rows[embedded:]:  # stored now without an embedding
             row.update(embedded=0, vector=[1.0] + [0.0] * (self.dim - 1))
         if vector is not None and embed:
             rows[0]["vector"] = self._vector(vector)
         if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
             with self._lock:
-                self.waiting, cut = self.waiting + rows[1:kept], embed_parts - 1
-                rows, self.waiting = rows[:1] + rows[kept:] + self.waiting[:cut], self.waiting[cut:]
+                queue = self.waiting + rows[1:embedded]  # the parts still to embed, oldest first
+                now = embed_parts - 1  # how many of them are embedded with the first part
+                rows = rows[:1] + rows[embedded:] + queue[:now]
+                self.waiting = queue[now:]
         self._write_or_wait(rows, turn)
         return [f"{turn}-{i}" for i in range(len(chunks))]
 
