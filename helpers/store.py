@@ -5,6 +5,7 @@
 and every filter names it). Why the settings: docs/design-notes.md, "Milvus settings". Source: the
 article's collection (VARCHAR(5000), IVF_FLAT + COSINE). Ids, filter values, byte limits: ``helpers.safe``."""
 
+from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "roun
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
           "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
 RANKED_FIELDS = ("turn_id", "chunks", "timestamp")  #: a search returns these and ids; the rest: read after
+_Best = namedtuple("_Best", "score id chunks")  # a search's best chunk of a row: score, id, its row's chunks
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -123,16 +125,16 @@ class MemoryStore(PartWriter, Collection):
         text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
-        best: dict[str, tuple[float, str, int]] = {}  # key -> (score, chunk id, chunks) of its best chunk
+        best: dict[str, _Best] = {}  # a row's (or a part's) key -> its best chunk
         for hit in found:  # best first: a row's (or a part's) first chunk is its best
             key = hit["id"] if parts else hit["entity"]["turn_id"]
-            best.setdefault(key, (float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
+            best.setdefault(key, _Best(float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
         kept = {key: chunk for key, chunk in list(best.items())[:top_k]
-                if min_score is None or chunk[0] >= min_score}
+                if min_score is None or chunk.score >= min_score}
         # read every column of what is kept: a part or a one-chunk row by its chunk id, a long row by its
         # turn id apart (its chunks can be many: they must not crowd the short rows out of one capped read)
-        ids = [chunk for key, (_, chunk, chunks) in kept.items() if parts or chunks == 1]
-        long = [key for key, (_, _, chunks) in kept.items() if not parts and chunks > 1]
+        ids = [chunk.id for chunk in kept.values() if parts or chunk.chunks == 1]
+        long = [key for key, chunk in kept.items() if not parts and chunk.chunks > 1]
         read: list[dict] = []
         if ids:
             read += self._query(f"{where} and {in_filter('id', ids)}")
@@ -142,7 +144,7 @@ class MemoryStore(PartWriter, Collection):
             rows = {chunk["id"]: self._group([chunk])[0] for chunk in read}
         else:  # a whole row; a blank one (stored by an older version) is no hit
             rows = {row.turn_id: row for row in self._group(read) if not is_blank(row.content)}
-        return [Hit(**vars(rows[key]), score=score) for key, (score, _, _) in kept.items() if key in rows]
+        return [Hit(**vars(rows[key]), score=chunk.score) for key, chunk in kept.items() if key in rows]
 
     def _search_chunks(self, query: str | None, query_vector: Sequence[float], where: str,
                        limit: int) -> list[dict]:
