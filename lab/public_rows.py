@@ -60,15 +60,17 @@ class LayeredVariant(LayeredMemory):
         searched = KindsSearch(searched, kinds) if tuple(kinds) != SEARCHED_KINDS else searched
         super().__init__(searched, *args, **kwargs)
         self.search_named = search_named
+        if max_retrieval_tokens < MAX_RETRIEVAL_TOKENS:  # a row raises layered memory's cap, never lowers it
+            raise ValueError(f"max_retrieval_tokens must be at least {MAX_RETRIEVAL_TOKENS}")
         self.searched_kinds, self.max_retrieval_tokens = tuple(kinds), max_retrieval_tokens
         self.preferences = preferences
         self.preferences_assistant_only = preferences_assistant_only
 
-    def retrieval_budget(self, message):  # LayeredMemory's, with this row's cap
+    def retrieval_budget(self, message):  # LayeredMemory's, its cap raised to this row's
+        budget = super().retrieval_budget(message)
         if not asks(message):
-            return self.statement_retrieval_tokens
-        grown = min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens))
-        return max(self.retrieval_tokens, grown)
+            return budget
+        return max(budget, min(self.max_retrieval_tokens, int(self.retrieval_share * self.stored_tokens)))
 
     def prefer(self, question):
         return None if self.search_named else super().prefer(question)  # searched apart instead

@@ -11,7 +11,7 @@ from helpers.fulltext import HybridStore
 from helpers.kinds import SEARCHED_KINDS
 from helpers.layered import MAX_RETRIEVAL_TOKENS
 from lab.preferences import PREFERENCES_ID
-from lab.public_rows import rows
+from lab.public_rows import LayeredVariant, rows
 from lab.public_sets import convert_beam
 
 
@@ -125,6 +125,19 @@ def test_the_default_decision_rows_are_lesson_08s_layered_memory_with_one_change
         "default+bm25+share15": (0.15, 8000, ("statement",), False),
         "default+bm25+share15+kinds+prefs": (0.15, 8000, ("statement", "reply", "question", "request"), True),
     }
+
+
+def test_a_rows_cap_raises_the_grown_retrieval_budget_and_never_lowers_it(store):
+    made = rows(store, {"user_id": "cap"})
+    default, capped = made["default"](), made["default+cap8000"]()
+    for memory in (default, capped):
+        memory.stored_tokens = 100_000  # a long history: 10% of it is 10,000 tokens
+    question, statement = "Where do I live?", "I live in Lisbon."
+    assert default.retrieval_budget(question) == MAX_RETRIEVAL_TOKENS
+    assert capped.retrieval_budget(question) == 8000
+    assert capped.retrieval_budget(statement) == default.retrieval_budget(statement) == 0
+    with pytest.raises(ValueError, match="at least"):
+        LayeredVariant(store, "cap", "session-1", max_retrieval_tokens=MAX_RETRIEVAL_TOKENS - 1)
 
 
 def test_a_fact_in_an_assistant_reply_reaches_the_prompt_with_replies_searchable(store):
