@@ -19,9 +19,9 @@ in the innermost one only, so the rows add up to the whole. **CPU s** is the pro
 **wall s** its elapsed time. The machine is shared: compare CPU seconds across runs, and wall
 seconds only at a similar load (printed). ``--profile`` adds cProfile's top functions.
 
-``--reply-parts K`` embeds the first ``K`` parts of a long assistant reply (``LayeredMemory``'s
-``embed_reply_parts``; default: the course's, its first part), ``--reply-parts all`` every part (the
-behaviour before that default); the later parts are stored either way. Measured:
+``--reply-chunks K`` embeds the first ``K`` chunks of a long assistant reply (``LayeredMemory``'s
+``embed_reply_chunks``; default: the course's, its first chunk), ``--reply-chunks all`` every chunk (the
+behaviour before that default); the later chunks are stored either way. Measured:
 docs/design-notes.md, "Where a replay's time goes".
 """
 
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--conversation", type=Path, required=True, help="a long-conversation JSON file")
     parser.add_argument("--turns", type=int, default=None, help="only its first data turns")
     parser.add_argument("--profile", action="store_true", help="also print cProfile's top 40")
-    parser.add_argument("--reply-parts", type=lambda v: None if v == "all" else int(v), default=0,
+    parser.add_argument("--reply-chunks", type=lambda v: None if v == "all" else int(v), default=0,
                         metavar="K|all", help="parts of a long assistant reply embedded (default: the "
                         "memory's own; all: every part)")
     args = parser.parse_args()
@@ -140,8 +140,8 @@ def main() -> None:
         began, cpu = time.perf_counter(), time.process_time()
         with open_store("stages", uri=f"{folder}/stages.db", drop_existing=True) as store:
             strategy = layered(store, conversation)
-            if args.reply_parts != 0:
-                strategy.embed_reply_parts = args.reply_parts
+            if args.reply_chunks != 0:
+                strategy.embed_reply_chunks = args.reply_chunks
             if args.profile:
                 import cProfile
                 import pstats
@@ -158,7 +158,7 @@ def main() -> None:
     rest_cpu, rest_wall = cpu - sum(stages.cpu.values()), wall - sum(stages.wall.values())
     rows = sorted(stages.cpu, key=lambda s: -stages.cpu[s])
     width = max(map(len, [*rows, REST]))
-    keep = strategy.embed_reply_parts
+    keep = strategy.embed_reply_chunks
     policy = f"; embedded: {'every part' if keep is None else f'the first {keep} part(s)'} of a long reply"
     print(f"{conversation['id']}: {len(records)} steps, layered memory of default_strategies{policy}")
     print(f"{'stage':<{width}} {'calls':>7} {'texts':>7} {'CPU s':>8} {'wall s':>8}")

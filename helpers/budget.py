@@ -10,38 +10,46 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from helpers.kinds import NEVER_NEIGHBOURS, SEARCHED_KINDS, normalized
 from helpers.retrieval import HEADER, format_hits, memory_line, session_header
-from helpers.store import PART_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
+from helpers.store import CHUNK_MAX_BYTES, Hit, MemoryStore, Row, split_utf8
 from helpers.text import memory_block
 from helpers.tokens import count_text_tokens, default_counter
 
 
-def _key(row: Row) -> Hashable:  # a row's turn id, a part's (turn id, part)
-    turn, part = getattr(row, "turn_id", None), getattr(row, "part", None)
-    return (turn if part is None else (turn, part)) if turn else id(row)
-
-
-def nearest_same_speaker(hit: Row, around: Sequence[Row], part_bytes: int) -> list[Row]:
-    """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the nearest
-    row of the hit's own speaker before it and the nearest after it (each if any): in a two-person
-    conversation the row right after a user's statement is the other speaker's reply; the user's next
-    words ("A she! We named her Luna.") are two rounds on. ``part_bytes``: a neighbour longer than this
-    (UTF-8 bytes, ``store.max_chunk_bytes``) comes as its part nearest the hit (the last part of one
-    before, the first of one after): context for a hit, not a second document."""
-    same = [row for row in around if row.speaker == hit.speaker]
-    before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:1]
-    after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:1]
-    before = [_nearest_part(r, part_bytes, -1) for r in before]
-    after = [_nearest_part(r, part_bytes, 0) for r in after]
-    return before + after
-
-
-def _nearest_part(row: Row, part_bytes: int, which: int) -> Row:  # a long row's first (0) or last (-1) part
-    parts = split_utf8(row.content, part_bytes)
-    if len(parts) < 2:
-        return row
-    number = which % len(parts)
-    ids = (row.ids[number],) if len(row.ids) == len(parts) else row.ids
-    return dataclasses.replace(row, content=parts[number], part=(number + 1, len(parts)), ids=ids)
+def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
+                candidates: int = 30, neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
+                prefer: Callable[[Hit], bool] | None = None,
+                words: bool | str = False) -> tuple[list[Row], str]:
+    """One retrieval step: search ``candidates`` rows of ``kinds.SEARCHED_KINDS`` for ``question``, drop
+    repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the window;
+    hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a question
+    names); bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
+    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
+    message is searched and sent by its chunks; ``words``: by words too where the store can (``True``, or the
+    text searched by words: ``MemoryStore.search``). Returns ``(rows, text)``: the rows in the order taken
+    and ``retrieval.format_hits`` of them (``""`` if none); ``count_text_tokens(text) <= budget_tokens``.
+    Raises what ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its methods)."""
+    found = store.search(user_id, question, candidates, kinds=SEARCHED_KINDS, chunks=True, words=words)
+    hits, seen = [], set()  # the same words said twice: once
+    for hit in found:
+        if normalized(hit.content) in seen or (skip is not None and skip(hit)):
+            continue
+        seen.add(normalized(hit.content))
+        hits.append(hit)
+    if prefer is not None:
+        hits.sort(key=lambda hit: not prefer(hit))  # stable: the preferred first, each group in rank order
+    near: dict[Hashable, list[Row]] = {}
+    chunk_bytes = getattr(store, "max_chunk_bytes", CHUNK_MAX_BYTES)  # a long neighbour: its nearest chunk
+    if neighbours_of > 0 and hits:
+        around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
+        for hit in hits[:neighbours_of]:  # a neighbour already in the window: not again
+            rows = [r for r in around.get(hit.turn_id, [])
+                    if r.kind not in NEVER_NEIGHBOURS and (skip is None or not skip(r))]
+            near[_key(hit)] = nearest_same_speaker(hit, rows, chunk_bytes=chunk_bytes)
+    if budget_tokens < _FRAME_TOKENS:  # the block's tags and note, their line breaks
+        return [], ""
+    chosen = select_hits(hits, budget_tokens - _FRAME_TOKENS, _line_cost, neighbours=near,
+                         group_cost=_header_cost)
+    return chosen, format_hits(chosen)
 
 
 def select_hits(ranked: Sequence[Row], budget_tokens: int, cost: Callable[[Row], int], *,
@@ -92,38 +100,30 @@ def _header_cost(row: Row) -> tuple[Hashable, int]:
     return (row.session_id, row.date), default_counter().text_tokens(session_header(row)) + 1
 
 
-def fill_budget(store: MemoryStore, user_id: str, question: str, budget_tokens: int, *,
-                candidates: int = 30, neighbours_of: int = 1, skip: Callable[[Row], bool] | None = None,
-                prefer: Callable[[Hit], bool] | None = None,
-                words: bool | str = False) -> tuple[list[Row], str]:
-    """One retrieval step: search ``candidates`` rows of ``kinds.SEARCHED_KINDS`` for ``question``, drop
-    repeats (``kinds.normalized``; a neighbour's too) and rows where ``skip`` is true (e.g. in the window;
-    hits and neighbours), put hits where ``prefer`` is true first (e.g. the lines of the person a question
-    names); bring the ``neighbours_of`` top hits' nearest rows of their speaker before and after (never of
-    ``kinds.NEVER_NEIGHBOURS``), fill ``budget_tokens`` (int >= 0, for the whole text) best first; a long
-    message is searched and sent by its parts; ``words``: by words too where the store can (``True``, or the
-    text searched by words: ``MemoryStore.search``). Returns ``(rows, text)``: the rows in the order taken
-    and ``retrieval.format_hits`` of them (``""`` if none); ``count_text_tokens(text) <= budget_tokens``.
-    Raises what ``store.search`` raises (``store``: a ``MemoryStore``, or anything with its methods)."""
-    found = store.search(user_id, question, candidates, kinds=SEARCHED_KINDS, parts=True, words=words)
-    hits, said = [], set()  # the same words said twice: once
-    for hit in found:
-        if normalized(hit.content) in said or (skip is not None and skip(hit)):
-            continue
-        said.add(normalized(hit.content))
-        hits.append(hit)
-    if prefer is not None:
-        hits.sort(key=lambda hit: not prefer(hit))  # stable: the preferred first, each group in rank order
-    near: dict[Hashable, list[Row]] = {}
-    part_bytes = getattr(store, "max_chunk_bytes", PART_MAX_BYTES)  # a long neighbour: its nearest part
-    if neighbours_of > 0 and hits:
-        around = store.neighbours(user_id, hits[:neighbours_of], before=2, after=2)
-        for hit in hits[:neighbours_of]:  # a neighbour already in the window: not again
-            rows = [r for r in around.get(hit.turn_id, [])
-                    if r.kind not in NEVER_NEIGHBOURS and (skip is None or not skip(r))]
-            near[_key(hit)] = nearest_same_speaker(hit, rows, part_bytes=part_bytes)
-    if budget_tokens < _FRAME_TOKENS:  # the block's tags and note, their line breaks
-        return [], ""
-    chosen = select_hits(hits, budget_tokens - _FRAME_TOKENS, _line_cost, neighbours=near,
-                         group_cost=_header_cost)
-    return chosen, format_hits(chosen)
+def nearest_same_speaker(hit: Row, around: Sequence[Row], chunk_bytes: int) -> list[Row]:
+    """Of ``around`` (e.g. ``MemoryStore.neighbours(..., before=2, after=2)[hit.turn_id]``), the nearest
+    row of the hit's own speaker before it and the nearest after it (each if any): in a two-person
+    conversation the row right after a user's statement is the other speaker's reply; the user's next
+    words ("A she! We named her Luna.") are two rounds on. ``chunk_bytes``: a neighbour longer than this
+    (UTF-8 bytes, ``store.max_chunk_bytes``) comes as its chunk nearest the hit (the last chunk of one
+    before, the first of one after): context for a hit, not a second document."""
+    same = [row for row in around if row.speaker == hit.speaker]
+    before = sorted((r for r in same if r.round < hit.round), key=lambda r: -r.round)[:1]
+    after = sorted((r for r in same if r.round > hit.round), key=lambda r: r.round)[:1]
+    before = [_nearest_chunk(r, chunk_bytes, -1) for r in before]
+    after = [_nearest_chunk(r, chunk_bytes, 0) for r in after]
+    return before + after
+
+
+def _nearest_chunk(row: Row, chunk_bytes: int, which: int) -> Row:  # a long row's first (0) or last (-1)
+    chunks = split_utf8(row.content, chunk_bytes)
+    if len(chunks) < 2:
+        return row
+    number = which % len(chunks)
+    ids = (row.ids[number],) if len(row.ids) == len(chunks) else row.ids
+    return dataclasses.replace(row, content=chunks[number], chunk_of=(number + 1, len(chunks)), ids=ids)
+
+
+def _key(row: Row) -> Hashable:  # a row's turn id, a chunk's (turn id, chunk_of)
+    turn, chunk_of = getattr(row, "turn_id", None), getattr(row, "chunk_of", None)
+    return (turn if chunk_of is None else (turn, chunk_of)) if turn else id(row)

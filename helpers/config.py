@@ -30,7 +30,7 @@ def runtime_dir() -> Path:
     return path
 
 
-def milvus_kind(uri: str) -> str:
+def milvus_backend(uri: str) -> str:
     """``"cloud"`` (a zilliz host) or ``"server"`` for a network URI, else ``"lite"`` (a Milvus Lite path)."""
     network = uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
     return ("cloud" if "zilliz" in uri else "server") if network else "lite"
@@ -66,7 +66,7 @@ class Settings:
     milvus_token: str | None = field(default=None, repr=False)
     notes: tuple[str, ...] = ()
     milvus_uri_is_default: bool = False  # no MILVUS_URI: a lesson may use a Lite folder beside it
-    milvus_kind = property(lambda self: milvus_kind(self.milvus_uri), doc="``milvus_kind(milvus_uri)``.")
+    milvus_backend = property(lambda self: milvus_backend(self.milvus_uri), doc="``milvus_backend(uri)``.")
 
     def describe(self) -> str:
         """One line naming the active chat model, embeddings and database."""
@@ -74,8 +74,8 @@ class Settings:
                 else f"{self.chat_model} at {self.chat_base_url or 'OpenAI'}")
         emb = (f"{OFFLINE_EMBEDDING_MODEL} (offline, 384-d, multilingual)" if self.embedding_provider
                == OFFLINE else f"{self.embedding_model} at {self.embedding_base_url or 'OpenAI'}")
-        db = (f"Milvus Lite at {short_path(self.milvus_uri)}" if self.milvus_kind == "lite"
-              else f"Milvus {self.milvus_kind} at {self.milvus_uri}")
+        db = (f"Milvus Lite at {short_path(self.milvus_uri)}" if self.milvus_backend == "lite"
+              else f"Milvus {self.milvus_backend} at {self.milvus_uri}")
         return f"Chat: {chat} | Embeddings: {emb} | Database: {db}"
 
 

@@ -189,12 +189,11 @@ TELLS_FIRST = re.compile(_NOT_RECALL + r"(\W*((so|and|but|hey|hi|hello|ok|okay|w
 TELLS_NUMBER = re.compile(_NOT_RECALL + r".*\d", re.IGNORECASE | re.DOTALL)
 
 
-
 def stored_kind(text: str, speaker: str, person: bool, long: bool, supplied: str) -> str:
     """The kind a message is stored with: ``kinds.classify_turn``'s (``person``: the reply side is a
     person), and two rules that keep what was told findable, chosen on public chats (docs/design-notes.md,
     "Real chats"): a question or request that tells its context is a ``"statement"`` (``long``: more than
-    one part; more than ``ASKED_WORDS`` content words; opening by telling, ``TELLS_FIRST``; or the
+    one chunk; more than ``ASKED_WORDS`` content words; opening by telling, ``TELLS_FIRST``; or the
     user's to an assistant holding a number, ``TELLS_NUMBER``; neither asking for a memory); an
     assistant's reply only repeating ``supplied`` (its prompt's memories) is an ``"echo"``."""
     kind = classify_turn(text, speaker, person)

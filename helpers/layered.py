@@ -30,7 +30,7 @@ from helpers.kinds import (
     stored_kind,
 )
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
-from helpers.retrieval import EMBED_PARTS, step_messages
+from helpers.retrieval import EMBED_CHUNKS, step_messages
 from helpers.store import FIELDS, MAX_TOP_K, Hit, MemoryStore, split_utf8, utf8_len, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
@@ -38,9 +38,9 @@ from helpers.tokens import count_message_tokens, count_text_tokens, default_coun
 from helpers.window import token_window
 
 MAX_RETRIEVAL_TOKENS = 4000  # the most a question's retrieved section grows to with retrieval_share
-#: Parts of a long assistant reply embedded: its first; the later ones are stored without (most of a replay's
-#: e5 work; a user's paste keeps every part findable: docs/design-notes.md, "Where a replay's time goes").
-EMBED_REPLY_PARTS = 1
+#: Chunks of a long assistant reply embedded: its first; the later ones are stored without (most of a replay's
+#: e5 work; a user's paste keeps every chunk findable: docs/design-notes.md, "Where a replay's time goes").
+EMBED_REPLY_CHUNKS = 1
 #: A search asks for a candidate per this many tokens of its budget, at least ``MIN_CANDIDATES`` (hits that do
 #: not fit, or that the window holds, are passed over: the budget needs more candidates than it keeps).
 TOKENS_PER_CANDIDATE, MIN_CANDIDATES = 20, 30
@@ -71,8 +71,8 @@ class LayeredMemory:
     ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
     speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
     name), shown with each row (a question naming one gets their rows first: ``prefer``). ``log``: a
-    ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits; ``embed_reply_parts``: parts of a long
-    reply embedded (``EMBED_REPLY_PARTS``; ``None``: all). ValueError (naming a setting out of range; a
+    ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits; ``embed_reply_chunks``: chunks of a long
+    reply embedded (``EMBED_REPLY_CHUNKS``; ``None``: all). ValueError (naming a setting out of range; a
     budget a Milvus search cannot serve) or InvalidIdError when made, never mid-chat."""
 
     cost_note = ("every turn; summary calls now and then",
@@ -105,7 +105,7 @@ class LayeredMemory:
         self.retrieval_tokens, self.retrieval_share = retrieval_tokens, retrieval_share
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
         self.stored_tokens, self.other_speaker = 0, OtherSpeaker()
-        self.embed_reply_parts = EMBED_REPLY_PARTS
+        self.embed_reply_chunks = EMBED_REPLY_CHUNKS
         self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
         self._sources, self._turn = RowSources(), None  # the turn being written: a LayeredTurn
 
@@ -162,27 +162,27 @@ class LayeredMemory:
         window_ids = {m.id: normalized(m.text) for m in window if m.id}  # a hit's message: its id and words
 
         def in_the_window(hit) -> bool:  # the same words, or the message it was written from
-            said = normalized(hit.content)
+            words = normalized(hit.content)
             sources = self._sources.sources([hit])
-            return said in in_window or any(said in window_ids.get(i, "\0") for i in sources)
+            return words in in_window or any(i in window_ids and words in window_ids[i] for i in sources)
 
         candidates = max(MIN_CANDIDATES, budget // TOKENS_PER_CANDIDATE)
         hits, text = fill_budget(self.store, self.user_id, question, budget, candidates=candidates,
                                  neighbours_of=self.neighbours_of, words=True, skip=in_the_window,
                                  prefer=self.prefer(question))
         self._turn.retrieved = self.last_retrieved = list(hits)
-        covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # parts: their message once
+        covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # chunks: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Write the step's messages (``step_messages``) to Milvus, fold old ones into the running summary
         past ``summarize_over``; return ``[summary?, *recent]``. ``SummarizationError``: the call failed."""
-        turn, said = self._turn or LayeredTurn(round=self.round), step_messages(stored)
-        new = [m for i, m in enumerate(said) if not self._sources.has(self.session_id, self.round + i, m)]
+        turn, messages = self._turn or LayeredTurn(round=self.round), step_messages(stored)
+        new = [m for i, m in enumerate(messages) if not self._sources.has(self.session_id, self.round + i, m)]
         recorded = any(m.response_metadata.get("recorded") for m in new)
-        write_messages(self.store, self._sources, self.user_id, self.session_id, self.round, said,
+        write_messages(self.store, self._sources, self.user_id, self.session_id, self.round, messages,
                        date=self.session_date, supplied="" if recorded else turn.supplied,  # never an echo
-                       other=self.other_speaker, names=self.names, embed_reply_parts=self.embed_reply_parts,
+                       other=self.other_speaker, names=self.names, embed_reply_chunks=self.embed_reply_chunks,
                        skipped=turn.skipped)
         self.stored_tokens += sum(count_text_tokens(m.text) for m in new)
         stored = each_once(stored)  # a turn run again: each message once
@@ -190,7 +190,7 @@ class LayeredMemory:
         if step is not None:
             stored = step.messages
         self.log.append(turn)
-        self._turn, self.round = None, self.round + len(said)
+        self._turn, self.round = None, self.round + len(messages)
         return list(stored)
 
 
@@ -203,25 +203,25 @@ class _ToStore:
     text: str  # NFC
     speaker: str  # "user" or "assistant"
     kind: str
-    long: bool  # more than one part (``MemoryStore.max_chunk_bytes``)
+    long: bool  # more than one chunk (``MemoryStore.max_chunk_bytes``)
     embed: bool  # embedded now (its kind is searched)
 
 
 def write_messages(store: MemoryStore, sources: RowSources, user_id: str, session_id: str,
                    first_round: int, messages: Sequence[BaseMessage], *, date: str = "",
                    supplied: str = "", other: OtherSpeaker | None = None,
-                   names: Mapping[str, str] | None = None, embed_parts: int | None = EMBED_PARTS,
-                   embed_reply_parts: int | None = EMBED_REPLY_PARTS,
+                   names: Mapping[str, str] | None = None, embed_chunks: int | None = EMBED_CHUNKS,
+                   embed_reply_chunks: int | None = EMBED_REPLY_CHUNKS,
                    skipped: list[str] | None = None) -> list[str]:
     """Store ``messages`` (human: the user's, else the assistant's) in one insert, a row each, rounds
     ``first_round``, ``+ 1`` ..., with its speaker, its name in ``names`` (role -> name), ``date`` and kind
     (``kinds.stored_kind``; ``supplied``: what the prompt carried, ``other``: counts the reply side's turns).
     Only rows of ``kinds.SEARCHED_KINDS`` are embedded, the others stored without (listed,
-    neighbours, never searched by meaning); at most ``embed_parts`` texts embedded in all (``None``: no
-    bound; a long message's first part now, the rest wait for room left over), of an assistant's message
-    only its first ``embed_reply_parts`` parts. A blank message keeps its round, is not stored, why
+    neighbours, never searched by meaning); at most ``embed_chunks`` texts embedded in all (``None``: no
+    bound; a long message's first chunk now, the rest wait for room left over), of an assistant's message
+    only its first ``embed_reply_chunks`` chunks. A blank message keeps its round, is not stored, why
     appended to ``skipped``; one already in ``sources`` (a turn run again) is not stored twice. Returns
-    the ids of the stored parts."""
+    the ids of the stored chunks."""
     calls = store.embedding_calls
     to_store: list[_ToStore] = []
     for number, message in enumerate(messages, start=first_round):
@@ -241,20 +241,20 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
         to_store.append(_ToStore(number, message, text, speaker, kind, long, embed))
 
     def room() -> int:  # texts this step may still embed
-        return embed_parts - (store.embedding_calls - calls)
+        return embed_chunks - (store.embedding_calls - calls)
 
     short = [m.text for m in to_store if m.embed and not m.long]
     vectors = iter(store.embed(short) if short else [])  # the short ones in one call
     ids = []
     with store.one_insert():
         for m in to_store:
-            in_parts = m.embed and m.long and embed_parts is not None  # the first part now, then what fits
+            in_chunks = m.embed and m.long and embed_chunks is not None  # the first chunk now, then what fits
             ids += store.add(user_id, session_id, m.round, m.text, kind=m.kind, speaker=m.speaker,
                              name=(names or {}).get(m.speaker, ""), date=date, embed=m.embed,
                              vector=next(vectors) if m.embed and not m.long else None,
-                             embed_parts=max(1, room()) if in_parts else None,
-                             embedded_parts=embed_reply_parts if m.speaker == "assistant" else None)
+                             embed_chunks=max(1, room()) if in_chunks else None,
+                             embedded_chunks=embed_reply_chunks if m.speaker == "assistant" else None)
             sources.add(session_id, m.round, m.message)
-        if store.waiting and embed_parts is not None and room() > 0:
+        if store.waiting and embed_chunks is not None and room() > 0:
             store.catch_up(room())
     return ids

@@ -1,7 +1,7 @@
 """Conversation memory in one Milvus collection (lessons 06-08): rows of text found by meaning.
 
-``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date; a long one in parts:
-``helpers.parts``) and finds, lists, counts and deletes one user's rows (``user_id`` is the partition key
+``MemoryStore`` writes rows (a turn, or one message with its kind, speaker and date; a long one in chunks:
+``helpers.chunks``) and finds, lists, counts and deletes one user's rows (``user_id`` is the partition key
 and every filter names it). Why the settings: docs/design-notes.md, "Milvus settings". Source: the
 article's collection (VARCHAR(5000), IVF_FLAT + COSINE). Ids, filter values, byte limits: ``helpers.safe``."""
 
@@ -9,6 +9,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from helpers.chunks import CHUNK_MAX_BYTES, EMBEDDED, ChunkWriter
 from helpers.collection import (  # noqa: F401 - the course imports the errors from here
     Collection,
     DimensionMismatchError,
@@ -17,7 +18,6 @@ from helpers.collection import (  # noqa: F401 - the course imports the errors f
 )
 from helpers.config import check_setting
 from helpers.history import in_order
-from helpers.parts import EMBEDDED, PART_MAX_BYTES, PartWriter
 from helpers.safe import (  # noqa: F401 - lessons import them from here
     CONTENT_MAX_BYTES,
     MAX_TOP_K,
@@ -41,9 +41,9 @@ SCORE_DECIMALS = 4
 #: Fields after ``id`` VARCHAR(64), ``vector`` FLOAT_VECTOR(dim): VARCHAR UTF-8 byte limits, None = INT64.
 FIELDS = {"content": CONTENT_MAX_BYTES, "user_id": 128, "session_id": 128, "round": None, "kind": 32,
           "speaker": 32, "name": 64, "date": 32, "timestamp": 100, "turn_id": 64, "chunk": None,
-          "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (parts.EMBEDDED)
+          "chunks": None, "embedded": None}  # embedded: 1, or 0 for a row stored without (chunks.EMBEDDED)
 RANKED_FIELDS = ("turn_id", "chunks", "timestamp")  #: a search returns these and ids; the rest: read after
-_Best = namedtuple("_Best", "score id chunks")  # a search's best chunk of a row: score, id, its row's chunks
+_Best = namedtuple("_Best", "score id of")  # a search's best chunk of a row: score, id, of how many chunks
 _TEXT = ("user_id", "session_id", "kind", "speaker", "name", "date", "timestamp", "turn_id")
 
 
@@ -62,7 +62,7 @@ class Row:
     timestamp: str
     turn_id: str
     ids: tuple[str, ...]
-    part: tuple[int, int] | None = None  # (part number from 1, parts): one part of a long message
+    chunk_of: tuple[int, int] | None = None  # (chunk number from 1, chunks): one chunk of a long message
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,13 @@ class Hit(Row):
     score: float = 0.0  # cosine similarity (-1..1) of its best chunk to the query; a HybridStore: fused rank
 
 
-class MemoryStore(PartWriter, Collection):
+class MemoryStore(ChunkWriter, Collection):
     """A Milvus collection of conversation rows, searched by meaning; thread-safe, a context manager. Args:
     ``client`` a ``pymilvus.MilvusClient``, owned (``close`` closes it); ``collection`` letters, digits, ``_``
     (made with ``FIELDS``, IVF_FLAT + COSINE if missing); ``embeddings`` a LangChain ``Embeddings``; ``dim``
     (default: one probe embedding); ``nlist`` IVF cells at creation, ``nprobe`` searched; ``flush_every`` rows
-    written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000, a stored part's size (default
-    ``PART_MAX_BYTES``: one e5 window); ``consistency_level`` of reads (``"Strong"``: others' writes too);
+    written between flushes (``None``: never); ``max_chunk_bytes`` 4..5000, a stored chunk's size (default
+    ``CHUNK_MAX_BYTES``: one e5 window); ``consistency_level`` of reads (``"Strong"``: others' writes too);
     ``timeout`` seconds per call; ``uri``, ``backend`` (lite / server / cloud) for messages. Raises TypeError
     (``embeddings`` None), DimensionMismatchError (another length), MilvusStoreError (another schema),
     ValueError."""
@@ -85,7 +85,7 @@ class MemoryStore(PartWriter, Collection):
 
     def __init__(self, client, collection: str, embeddings, *, dim: int | None = None,
                  nlist: int = DEFAULT_NLIST, nprobe: int = DEFAULT_NPROBE, flush_every: int | None = None,
-                 max_chunk_bytes: int = PART_MAX_BYTES, consistency_level: str = "Session",
+                 max_chunk_bytes: int = CHUNK_MAX_BYTES, consistency_level: str = "Session",
                  drop_existing: bool = False, timeout: float = 30.0, uri: str = "", backend: str = "lite"):
         if embeddings is None:
             raise TypeError("MemoryStore(client, collection, embeddings): embeddings must be a LangChain "
@@ -96,18 +96,18 @@ class MemoryStore(PartWriter, Collection):
             client, collection, embeddings, uri, backend)
         self.nlist, self.nprobe, self.flush_every, self.timeout = nlist, nprobe, flush_every, timeout
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
-        super().__init__()  # PartWriter: what is written, waiting, embedded
+        super().__init__()  # ChunkWriter: what is written, waiting, embedded
         self._open(drop_existing, dim)  # helpers.collection: made if missing, checked, loaded
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
                min_score: float | None = None, query_vector: Sequence[float] | None = None,
-               parts: bool = False, words: bool | str = False) -> list[Hit]:
+               chunks: bool = False, words: bool | str = False) -> list[Hit]:
         """The ``top_k`` (1..4096) rows of ``user_id`` closest in meaning to ``query`` (or its embedding
-        ``query_vector``), best first, whole; ``parts=True``: the closest parts (``part`` set), never one
-        stored without an embedding (``parts.EMBEDDED``). If given: only rows of ``kinds`` (filtered before
-        the cut), of ``session_id``, of a cosine >=
-        ``min_score``; ``words``: by words too where it can (``fulltext.HybridStore``), the query's or a str.
+        ``query_vector``), best first, whole; ``chunks=True``: the closest chunks (``chunk_of`` set), never
+        one stored without an embedding (``chunks.EMBEDDED``). If given: only rows of ``kinds`` (filtered
+        before the cut), of ``session_id``, of a cosine >= ``min_score``; ``words``: by words too where it
+        can (``fulltext.HybridStore``), the query's or a str.
         Raises InvalidIdError, DimensionMismatchError, ValueError, TypeError (``query`` not a str)."""
         where = self._where(user_id, session_id)
         check_setting("top_k", top_k, 1, MAX_TOP_K)
@@ -117,30 +117,30 @@ class MemoryStore(PartWriter, Collection):
             return []
         query_vector = self.embed([query], query=True)[0] if query_vector is None else query_vector
         where += f" and {in_filter('kind', list(kinds))}" if kinds is not None else ""
-        said = None  # the text searched by words: none, the query, or the str given
+        by_words = None  # the text searched by words: none, the query, or the str given
         if isinstance(words, str):
-            said = words
+            by_words = words
         elif words:
-            said = query
-        text = bounded_text(nfc(said), PART_MAX_BYTES) if isinstance(said, str) else None  # "": meaning only
+            by_words = query
+        text = bounded_text(nfc(by_words), CHUNK_MAX_BYTES) if isinstance(by_words, str) else None  # "": none
         # 4 chunks per row asked: the chunks of one long row cannot crowd out others
         found = self._search_chunks(text if min_score is None else None, query_vector, where, 4 * top_k)
-        best: dict[str, _Best] = {}  # a row's (or a part's) key -> its best chunk
-        for hit in found:  # best first: a row's (or a part's) first chunk is its best
-            key = hit["id"] if parts else hit["entity"]["turn_id"]
+        best: dict[str, _Best] = {}  # a row's (or a chunk's) key -> its best chunk
+        for hit in found:  # best first: a row's first chunk is its best
+            key = hit["id"] if chunks else hit["entity"]["turn_id"]
             best.setdefault(key, _Best(float(hit["distance"]), hit["id"], hit["entity"]["chunks"]))
         kept = {key: chunk for key, chunk in list(best.items())[:top_k]
                 if min_score is None or chunk.score >= min_score}
-        # read every column of what is kept: a part or a one-chunk row by its chunk id, a long row by its
+        # read every column of what is kept: a chunk or a one-chunk row by its chunk id, a long row by its
         # turn id apart (its chunks can be many: they must not crowd the short rows out of one capped read)
-        ids = [chunk.id for chunk in kept.values() if parts or chunk.chunks == 1]
-        long = [key for key, chunk in kept.items() if not parts and chunk.chunks > 1]
+        ids = [chunk.id for chunk in kept.values() if chunks or chunk.of == 1]
+        long = [key for key, chunk in kept.items() if not chunks and chunk.of > 1]
         read: list[dict] = []
         if ids:
             read += self._query(f"{where} and {in_filter('id', ids)}")
         if long:
             read += self._query(f"{where} and {in_filter('turn_id', long)}")
-        if parts:  # a part stands alone
+        if chunks:  # a chunk stands alone
             rows = {chunk["id"]: self._group([chunk])[0] for chunk in read}
         else:  # a whole row; a blank one (stored by an older version) is no hit
             rows = {row.turn_id: row for row in self._group(read) if not is_blank(row.content)}
@@ -186,8 +186,8 @@ class MemoryStore(PartWriter, Collection):
         return self._count(self._where(user_id) if user_id is not None else "")
 
     def delete_user(self, user_id: str) -> int:
-        """Delete every row of ``user_id`` and their parts ``waiting`` (never written later); returns how many
-        rows went. Counted ``"Strong"``: a 2.3 server's delete leaves a session's read timestamp behind."""
+        """Delete every row of ``user_id`` and its chunks ``waiting`` (never written later); returns how
+        many chunks went. Counted ``"Strong"``: a 2.3 server's delete leaves a session's read timestamp."""
         where = self._where(user_id)
         self.forget_waiting(user_id)
         if before := self._count(where, "Strong"):
@@ -206,7 +206,7 @@ class MemoryStore(PartWriter, Collection):
     @staticmethod
     def _group(chunks: list[dict]) -> list[Row]:
         """Rows from chunks: each row's chunks (a repeat once) joined in order; a row read in part (fewer
-        chunks than it has) is that part, ``part`` = (its number from 1, the row's chunks)."""
+        chunks than it has) is that chunk, ``chunk_of`` = (its number from 1, the row's chunks)."""
         by_turn: dict[str, dict[int, dict]] = {}  # turn id -> chunk number -> chunk
         for chunk in chunks:
             by_turn.setdefault(chunk["turn_id"], {})[chunk["chunk"]] = chunk
@@ -214,8 +214,8 @@ class MemoryStore(PartWriter, Collection):
         for found in by_turn.values():
             pieces = [found[number] for number in sorted(found)]
             first = pieces[0]
-            part = (first["chunk"] + 1, first["chunks"]) if len(pieces) < first["chunks"] else None
+            chunk_of = (first["chunk"] + 1, first["chunks"]) if len(pieces) < first["chunks"] else None
             rows.append(Row(content="".join(p["content"] for p in pieces), round=int(first["round"]),
-                            ids=tuple(p["id"] for p in pieces), part=part,
+                            ids=tuple(p["id"] for p in pieces), chunk_of=chunk_of,
                             **{field: first[field] or "" for field in _TEXT}))
         return rows

@@ -29,49 +29,93 @@ class SummarizationError(RuntimeError):
     """The summary call failed or returned nothing. The history was not changed."""
 
 
-_OLD_HEADERS = {"Summary of the earlier conversation:", "이전 대화 요약:"}  # of older SystemMessage summaries
+@dataclass
+class SummaryStep:
+    """What one summarization did (tokens as ``helpers.tokens`` counts them)."""
+
+    messages: list[BaseMessage]  # the new stored history: [summary, *kept]
+    summary: str  # the new summary text (without header)
+    folded: list[BaseMessage]  # the messages folded into it (previous summary not included)
+    kept: list[BaseMessage]
+    call_input_tokens: int  # prompt tokens of the summary call
+    call_output_tokens: int  # tokens of the summary it returned
+    prompt: list[BaseMessage] = field(default_factory=list)  # what the summary call was sent
 
 
-def is_summary(message: BaseMessage) -> bool:
-    """True for the running-summary message this module writes (id ``SUMMARY_ID``; a user message, or
-    a system message as older history files hold it)."""
-    return message.type in ("human", "system") and message.id == SUMMARY_ID
+def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger: Trigger,
+                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
+                   system: BaseMessage | None = None) -> SummaryStep | None:
+    """Fold the older stored messages into the running summary (one ``model`` call) if ``trigger``
+    fires. ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
+    ``max_summary_tokens``: the summary's cap, asked for and enforced (``cap_summary``); ``system``: the
+    answer calls' system prompt (a token trigger counts it). Returns ``None`` when there is nothing to
+    fold, else a ``SummaryStep`` (``folded + kept``: the stored history without the summary). Raises
+    ``SummarizationError`` when the call raised or returned nothing; ``stored`` is unchanged."""
+    summary, messages = split_stored(stored)
+    request_tokens = default_counter().message_tokens(system) if system is not None else 0
+    if not trigger.fires(messages, summary, request_tokens):
+        return None
+    boundary = trigger.keep_from(messages)
+    folded, kept = messages[:boundary], messages[boundary:]
+    if not folded:
+        return None
+    language = language_of(" ".join(m.text for m in messages if m.type == "human"))
+    prompt = summary_prompt(summary_text(summary), folded, language, max_summary_tokens)
+    try:
+        reply = model.invoke(prompt)
+    except Exception as exc:
+        raise SummarizationError(f"The summary call failed ({type(exc).__name__}: {exc}); the history "
+                                 "was not changed.") from exc
+    if is_blank(text := (reply.text or "").strip()):
+        raise SummarizationError("The model returned an empty summary; the history was not changed.")
+    capped_text = cap_summary(text, max_summary_tokens)
+    usage = getattr(reply, "usage_metadata", None) or {}
+    return SummaryStep(
+        messages=[summary_message(capped_text, language,
+                                  summary_covers(summary) + [m.id for m in folded if m.id]), *kept],
+        summary=capped_text, folded=folded, kept=kept,
+        call_input_tokens=usage["input_tokens"] if "input_tokens" in usage else count_tokens(prompt),
+        call_output_tokens=usage["output_tokens"] if "output_tokens" in usage else count_text_tokens(text),
+        prompt=prompt)
 
 
-def summary_message(text: str, language: str = "en", covers: Sequence[str] = ()) -> HumanMessage:
-    """The stored summary: a ``HumanMessage`` with id ``SUMMARY_ID`` whose text is a ``memory_block``
-    (source ``"summary"``, a note in ``language``: en/ko) and ``covers`` (ids of the messages folded in
-    so far) in ``additional_kwargs``."""
-    return HumanMessage(memory_block("summary", _TEXT[language]["header"], nfc(text.strip())), id=SUMMARY_ID,
-                        additional_kwargs={COVERS_KEY: list(covers)} if covers else {})
+def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str,
+                   max_summary_tokens: int) -> list[BaseMessage]:
+    """The two messages of a summary call: the instruction (system) and the previous summary plus
+    the new messages as LangChain's ``get_buffer_string`` writes them ("Human: ..." / "AI: ..."), each
+    ``shortened`` to ``MAX_FOLDED_MESSAGE_TOKENS`` (a pasted file does not make the call unbounded)."""
+    text = _TEXT[language]
+    max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
+    folded = [m if default_counter().message_tokens(m) <= MAX_FOLDED_MESSAGE_TOKENS
+              else m.model_copy(update={"content": shortened(m.text)}) for m in messages]
+    body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
+            f"{text['new']}\n{get_buffer_string(folded)}\n\n{text['ask']}")
+    return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
 
 
-def summary_covers(message: BaseMessage | None) -> list[str]:
-    """Ids of the messages a summary message has folded in (``[]`` for ``None``)."""
-    return list(message.additional_kwargs.get(COVERS_KEY, ())) if message is not None else []
+def shortened(text: str) -> str:
+    """``text`` if it counts at most ``MAX_FOLDED_MESSAGE_TOKENS`` tokens, else its start, cut by tokens,
+    and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
+    if (total := count_text_tokens(text)) <= MAX_FOLDED_MESSAGE_TOKENS:
+        return text
+    kept = cut_to_tokens(text, MAX_FOLDED_MESSAGE_TOKENS - 16)  # room for the marker
+    return f"{kept}\n[... {total - count_text_tokens(kept):,} tokens cut ...]"
 
 
-def summary_text(message: BaseMessage | None) -> str:
-    """The summary's text without its header (``""`` for ``None``)."""
-    if message is None:
-        return ""
-    source, body = memory_body(message.text)
-    if source:
-        return body
-    first, _, rest = message.text.partition("\n")
-    return rest if first in _OLD_HEADERS else message.text
-
-
-def split_stored(stored: Sequence[BaseMessage]) -> tuple[BaseMessage | None, list[BaseMessage]]:
-    """Split a stored history into ``(summary message or None, the other messages)``."""
-    return (stored[0], list(stored[1:])) if stored and is_summary(stored[0]) else (None, list(stored))
-
-
-def _turn_start(messages: Sequence[BaseMessage], index: int) -> int:
-    """Move ``index`` back to the human message that starts its turn (0 if none before it)."""
-    while index > 0 and messages[index].type != "human":
-        index -= 1
-    return index
+def cap_summary(text: str, max_tokens: int) -> str:
+    """``text`` cut to at most ``max_tokens`` tokens at a line boundary, keeping the first line (a
+    heading) and the newest lines; if not even the newest line fits with the heading, those two
+    are cut by tokens (never inside a character)."""
+    if count_text_tokens(text) <= max_tokens:
+        return text
+    lines = text.strip().splitlines()
+    head, body = lines[0], lines[1:]
+    kept: list[str] = []
+    for line in reversed(body):
+        if count_text_tokens("\n".join([head, line, *kept])) > max_tokens:
+            break
+        kept.insert(0, line)
+    return "\n".join([head, *kept]) if kept else cut_to_tokens("\n".join([head, *body[-1:]]), max_tokens)
 
 
 @dataclass(frozen=True)
@@ -128,122 +172,6 @@ class TokenTrigger:
 Trigger = CountTrigger | TokenTrigger
 
 
-def shortened(text: str) -> str:
-    """``text`` if it counts at most ``MAX_FOLDED_MESSAGE_TOKENS`` tokens, else its start, cut by tokens,
-    and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
-    if (total := count_text_tokens(text)) <= MAX_FOLDED_MESSAGE_TOKENS:
-        return text
-    kept = cut_to_tokens(text, MAX_FOLDED_MESSAGE_TOKENS - 16)  # room for the marker
-    return f"{kept}\n[... {total - count_text_tokens(kept):,} tokens cut ...]"
-
-
-def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str,
-                   max_summary_tokens: int) -> list[BaseMessage]:
-    """The two messages of a summary call: the instruction (system) and the previous summary plus
-    the new messages as LangChain's ``get_buffer_string`` writes them ("Human: ..." / "AI: ..."), each
-    ``shortened`` to ``MAX_FOLDED_MESSAGE_TOKENS`` (a pasted file does not make the call unbounded)."""
-    text = _TEXT[language]
-    max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
-    folded = [m if default_counter().message_tokens(m) <= MAX_FOLDED_MESSAGE_TOKENS
-              else m.model_copy(update={"content": shortened(m.text)}) for m in messages]
-    body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
-            f"{text['new']}\n{get_buffer_string(folded)}\n\n{text['ask']}")
-    return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
-
-
-def cap_summary(text: str, max_tokens: int) -> str:
-    """``text`` cut to at most ``max_tokens`` tokens at a line boundary, keeping the first line (a
-    heading) and the newest lines; if not even the newest line fits with the heading, those two
-    are cut by tokens (never inside a character)."""
-    if count_text_tokens(text) <= max_tokens:
-        return text
-    lines = text.strip().splitlines()
-    head, body = lines[0], lines[1:]
-    kept: list[str] = []
-    for line in reversed(body):
-        if count_text_tokens("\n".join([head, line, *kept])) > max_tokens:
-            break
-        kept.insert(0, line)
-    return "\n".join([head, *kept]) if kept else cut_to_tokens("\n".join([head, *body[-1:]]), max_tokens)
-
-
-@dataclass
-class SummaryStep:
-    """What one summarization did (tokens as ``helpers.tokens`` counts them)."""
-
-    messages: list[BaseMessage]  # the new stored history: [summary, *kept]
-    summary: str  # the new summary text (without header)
-    folded: list[BaseMessage]  # the messages folded into it (previous summary not included)
-    kept: list[BaseMessage]
-    call_input_tokens: int  # prompt tokens of the summary call
-    call_output_tokens: int  # tokens of the summary it returned
-    prompt: list[BaseMessage] = field(default_factory=list)  # what the summary call was sent
-
-
-def summarize_step(model: BaseChatModel, stored: Sequence[BaseMessage], trigger: Trigger,
-                   max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
-                   system: BaseMessage | None = None) -> SummaryStep | None:
-    """Fold the older stored messages into the running summary (one ``model`` call) if ``trigger``
-    fires. ``stored``: ``[summary?, *messages]``, no system prompt, not modified;
-    ``max_summary_tokens``: the summary's cap, asked for and enforced (``cap_summary``); ``system``: the
-    answer calls' system prompt (a token trigger counts it). Returns ``None`` when there is nothing to
-    fold, else a ``SummaryStep`` (``folded + kept``: the stored history without the summary). Raises
-    ``SummarizationError`` when the call raised or returned nothing; ``stored`` is unchanged."""
-    summary, messages = split_stored(stored)
-    request_tokens = default_counter().message_tokens(system) if system is not None else 0
-    if not trigger.fires(messages, summary, request_tokens):
-        return None
-    boundary = trigger.keep_from(messages)
-    folded, kept = messages[:boundary], messages[boundary:]
-    if not folded:
-        return None
-    language = language_of(" ".join(m.text for m in messages if m.type == "human"))
-    prompt = summary_prompt(summary_text(summary), folded, language, max_summary_tokens)
-    try:
-        reply = model.invoke(prompt)
-    except Exception as exc:
-        raise SummarizationError(f"The summary call failed ({type(exc).__name__}: {exc}); the history "
-                                 "was not changed.") from exc
-    if is_blank(text := (reply.text or "").strip()):
-        raise SummarizationError("The model returned an empty summary; the history was not changed.")
-    capped_text = cap_summary(text, max_summary_tokens)
-    usage = getattr(reply, "usage_metadata", None) or {}
-    return SummaryStep(
-        messages=[summary_message(capped_text, language,
-                                  summary_covers(summary) + [m.id for m in folded if m.id]), *kept],
-        summary=capped_text, folded=folded, kept=kept,
-        call_input_tokens=usage["input_tokens"] if "input_tokens" in usage else count_tokens(prompt),
-        call_output_tokens=usage["output_tokens"] if "output_tokens" in usage else count_text_tokens(text),
-        prompt=prompt)
-
-
-def build_prompt(system: SystemMessage | None, stored: Sequence[BaseMessage],
-                 new_message: BaseMessage, summary_last: bool = False) -> list[BaseMessage]:
-    """``[system, summary, *recent, new_message]`` for ``stored = [summary?, *recent]``;
-    ``summary_last`` puts the summary after ``recent``, as the article did (it misleads a model:
-    old facts read as the newest thing said)."""
-    summary, recent = split_stored(stored)
-    head, middle = [system] if system is not None else [], [summary] if summary is not None else []
-    return [*head, *recent, *middle, new_message] if summary_last else [*head, *middle, *recent, new_message]
-
-
-def summarize_history(model: BaseChatModel, history, trigger: Trigger,
-                      max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS) -> SummaryStep | None:
-    """Summarize a ``helpers.history.FileHistory`` (anything with ``update(change)``) in place if
-    the trigger fires: one locked, atomic read-summarize-write. Returns the step or ``None``.
-    Raises ``SummarizationError`` (the summary call failed) or ``helpers.history.HistoryFileError``
-    (the file is damaged); either way the file is left unchanged."""
-    result: SummaryStep | None = None
-
-    def change(current: list[BaseMessage]) -> list[BaseMessage]:
-        nonlocal result
-        result = summarize_step(model, current, trigger, max_summary_tokens)
-        return result.messages if result else current
-
-    history.update(change)
-    return result
-
-
 @dataclass(frozen=True)
 class RunningSummary:
     """A ``MemoryStrategy``: after each turn, if ``trigger`` fires, fold older messages into the
@@ -277,6 +205,78 @@ class RunningSummary:
 
     def start_session(self, session_id: str, stored: Sequence[BaseMessage], date="") -> list[BaseMessage]:
         return list(stored)
+
+
+def build_prompt(system: SystemMessage | None, stored: Sequence[BaseMessage],
+                 new_message: BaseMessage, summary_last: bool = False) -> list[BaseMessage]:
+    """``[system, summary, *recent, new_message]`` for ``stored = [summary?, *recent]``;
+    ``summary_last`` puts the summary after ``recent``, as the article did (it misleads a model:
+    old facts read as the newest thing said)."""
+    summary, recent = split_stored(stored)
+    head, middle = [system] if system is not None else [], [summary] if summary is not None else []
+    return [*head, *recent, *middle, new_message] if summary_last else [*head, *middle, *recent, new_message]
+
+
+def summarize_history(model: BaseChatModel, history, trigger: Trigger,
+                      max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS) -> SummaryStep | None:
+    """Summarize a ``helpers.history.FileHistory`` (anything with ``update(change)``) in place if
+    the trigger fires: one locked, atomic read-summarize-write. Returns the step or ``None``.
+    Raises ``SummarizationError`` (the summary call failed) or ``helpers.history.HistoryFileError``
+    (the file is damaged); either way the file is left unchanged."""
+    result: SummaryStep | None = None
+
+    def change(current: list[BaseMessage]) -> list[BaseMessage]:
+        nonlocal result
+        result = summarize_step(model, current, trigger, max_summary_tokens)
+        return result.messages if result else current
+
+    history.update(change)
+    return result
+
+
+def summary_message(text: str, language: str = "en", covers: Sequence[str] = ()) -> HumanMessage:
+    """The stored summary: a ``HumanMessage`` with id ``SUMMARY_ID`` whose text is a ``memory_block``
+    (source ``"summary"``, a note in ``language``: en/ko) and ``covers`` (ids of the messages folded in
+    so far) in ``additional_kwargs``."""
+    return HumanMessage(memory_block("summary", _TEXT[language]["header"], nfc(text.strip())), id=SUMMARY_ID,
+                        additional_kwargs={COVERS_KEY: list(covers)} if covers else {})
+
+
+def split_stored(stored: Sequence[BaseMessage]) -> tuple[BaseMessage | None, list[BaseMessage]]:
+    """Split a stored history into ``(summary message or None, the other messages)``."""
+    return (stored[0], list(stored[1:])) if stored and is_summary(stored[0]) else (None, list(stored))
+
+
+def summary_text(message: BaseMessage | None) -> str:
+    """The summary's text without its header (``""`` for ``None``)."""
+    if message is None:
+        return ""
+    source, body = memory_body(message.text)
+    if source:
+        return body
+    first, _, rest = message.text.partition("\n")
+    return rest if first in _OLD_HEADERS else message.text
+
+
+def summary_covers(message: BaseMessage | None) -> list[str]:
+    """Ids of the messages a summary message has folded in (``[]`` for ``None``)."""
+    return list(message.additional_kwargs.get(COVERS_KEY, ())) if message is not None else []
+
+
+def is_summary(message: BaseMessage) -> bool:
+    """True for the running-summary message this module writes (id ``SUMMARY_ID``; a user message, or
+    a system message as older history files hold it)."""
+    return message.type in ("human", "system") and message.id == SUMMARY_ID
+
+
+_OLD_HEADERS = {"Summary of the earlier conversation:", "이전 대화 요약:"}  # of older SystemMessage summaries
+
+
+def _turn_start(messages: Sequence[BaseMessage], index: int) -> int:
+    """Move ``index`` back to the human message that starts its turn (0 if none before it)."""
+    while index > 0 and messages[index].type != "human":
+        index -= 1
+    return index
 
 
 # -- what a summary call is sent, in the conversation's language ------------------------------------

@@ -17,39 +17,6 @@ from helpers.memory import Prompt, label
 from helpers.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message_tokens, default_counter
 
 
-class TokenBudgetError(ValueError):
-    """The newest human message does not fit the token budget: no window can hold the question.
-    Attributes (tokens): ``max_tokens``, ``system_tokens`` (0 without one), ``newest_tokens``,
-    ``after_tokens`` (messages after it in its turn), ``priming_tokens`` (3), ``required_tokens``
-    (their sum: the smallest budget that works)."""
-
-    def __init__(self, *, max_tokens: int, system_tokens: int, newest_tokens: int,
-                 after_tokens: int = 0) -> None:
-        self.max_tokens, self.system_tokens = max_tokens, system_tokens
-        self.newest_tokens, self.after_tokens = newest_tokens, after_tokens
-        self.priming_tokens = REPLY_PRIMING_TOKENS
-        self.required_tokens = system_tokens + newest_tokens + after_tokens + REPLY_PRIMING_TOKENS
-        after = f" + the messages after it ({after_tokens})" if after_tokens else ""
-        super().__init__(
-            f"token budget too small: max_tokens={max_tokens}, but the system message "
-            f"({system_tokens} tokens) + the newest human message ({newest_tokens} tokens){after} "
-            f"+ reply priming ({REPLY_PRIMING_TOKENS}) need {self.required_tokens} tokens. "
-            "A window without the question is never returned: raise max_tokens to at least "
-            f"{self.required_tokens}, or shorten the system prompt or the message.")
-
-
-class MessageBudgetError(ValueError):
-    """The newest turn alone has more messages than ``count_window``'s ``max_messages``.
-    Attributes: ``max_messages``, ``turn_messages`` (from the newest human message to the end)."""
-
-    def __init__(self, *, max_messages: int, turn_messages: int) -> None:
-        self.max_messages, self.turn_messages = max_messages, turn_messages
-        super().__init__(
-            f"max_messages={max_messages} is too small: the newest turn (the newest human message "
-            f"and the {turn_messages - 1} message(s) after it) has {turn_messages} messages, and a "
-            f"window never starts after the question. Use max_messages >= {turn_messages}.")
-
-
 def last_n_messages(messages: Sequence[BaseMessage], n: int) -> list[BaseMessage]:
     """``list(messages[-n:])`` (``n``: messages, int >= 0; ``[]`` for 0), the system message counted
     like any other. Raises ``ValueError`` for a negative ``n``, ``TypeError`` for a non-int."""
@@ -114,13 +81,8 @@ def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str
     counter = default_counter(model) if counter is None else counter
     head, start = _split_system(messages)
     system_tokens = counter.message_tokens(head[0]) if head else 0
-    counts = {id(m): counter.message_tokens(m) for m in head}  # what the library will be told
-
-    def counted(message: BaseMessage) -> int:
-        counts[id(message)] = n = counter.message_tokens(message)
-        return n
-
-    k = newest_fitting(messages, max_tokens - REPLY_PRIMING_TOKENS - system_tokens, counted, start=start)
+    budget = max_tokens - REPLY_PRIMING_TOKENS - system_tokens  # what the messages after the system may use
+    k = newest_fitting(messages, budget, counter.message_tokens, start=start)
     if _newest_human(messages, k, len(messages)) is None:  # no human message in the fitting tail
         newest = _newest_human(messages, start, k)
         if newest is None and (system_tokens + REPLY_PRIMING_TOKENS <= max_tokens or not strict):
@@ -134,8 +96,7 @@ def token_window(messages: Sequence[BaseMessage], max_tokens: int, *, model: str
     # the fitting tail plus the first message that does not fit: the library's binary search
     # then finds the cut it would find on the whole history
     return trim_messages([*head, *messages[max(start, k - 1):]],
-                         max_tokens=max_tokens - REPLY_PRIMING_TOKENS,
-                         token_counter=lambda batch: sum(counts[id(m)] for m in batch),
+                         max_tokens=max_tokens - REPLY_PRIMING_TOKENS, token_counter=counter,  # cached counts
                          strategy="last", start_on="human", include_system=True, allow_partial=False)
 
 
@@ -152,6 +113,39 @@ def _split_system(messages: Sequence[BaseMessage]) -> tuple[list[BaseMessage], i
 
 def _newest_human(messages: Sequence[BaseMessage], start: int, stop: int) -> int | None:
     return next((i for i in range(stop - 1, start - 1, -1) if messages[i].type == "human"), None)
+
+
+class TokenBudgetError(ValueError):
+    """The newest human message does not fit the token budget: no window can hold the question.
+    Attributes (tokens): ``max_tokens``, ``system_tokens`` (0 without one), ``newest_tokens``,
+    ``after_tokens`` (messages after it in its turn), ``priming_tokens`` (3), ``required_tokens``
+    (their sum: the smallest budget that works)."""
+
+    def __init__(self, *, max_tokens: int, system_tokens: int, newest_tokens: int,
+                 after_tokens: int = 0) -> None:
+        self.max_tokens, self.system_tokens = max_tokens, system_tokens
+        self.newest_tokens, self.after_tokens = newest_tokens, after_tokens
+        self.priming_tokens = REPLY_PRIMING_TOKENS
+        self.required_tokens = system_tokens + newest_tokens + after_tokens + REPLY_PRIMING_TOKENS
+        after = f" + the messages after it ({after_tokens})" if after_tokens else ""
+        super().__init__(
+            f"token budget too small: max_tokens={max_tokens}, but the system message "
+            f"({system_tokens} tokens) + the newest human message ({newest_tokens} tokens){after} "
+            f"+ reply priming ({REPLY_PRIMING_TOKENS}) need {self.required_tokens} tokens. "
+            "A window without the question is never returned: raise max_tokens to at least "
+            f"{self.required_tokens}, or shorten the system prompt or the message.")
+
+
+class MessageBudgetError(ValueError):
+    """The newest turn alone has more messages than ``count_window``'s ``max_messages``.
+    Attributes: ``max_messages``, ``turn_messages`` (from the newest human message to the end)."""
+
+    def __init__(self, *, max_messages: int, turn_messages: int) -> None:
+        self.max_messages, self.turn_messages = max_messages, turn_messages
+        super().__init__(
+            f"max_messages={max_messages} is too small: the newest turn (the newest human message "
+            f"and the {turn_messages - 1} message(s) after it) has {turn_messages} messages, and a "
+            f"window never starts after the question. Use max_messages >= {turn_messages}.")
 
 
 class StoresEverything:

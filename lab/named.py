@@ -38,7 +38,8 @@ class NamedSearch:
         kwargs.setdefault("query_vector", self.store.embed([query], query=True)[0])
         theirs = self._search_of(name, user_id, query, top_k, **kwargs)
         everyone = self.store.search(user_id, query, top_k, **kwargs)
-        fused = fuse([(1.0, theirs), (EVERYONE_WEIGHT, everyone)], key=lambda hit: (hit.turn_id, hit.part))
+        fused = fuse([(1.0, theirs), (EVERYONE_WEIGHT, everyone)],
+                     key=lambda hit: (hit.turn_id, hit.chunk_of))
         return [dataclasses.replace(hit, score=score) for score, hit in fused]
 
     def _search_of(self, name: str, user_id: str, query: str, top_k: int, **kwargs) -> list:

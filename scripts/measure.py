@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet_milvus_logs()
     model = get_chat_model(settings)
     # a Lite folder of its own, so a notebook holding a lesson's folder does not block it
-    uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_kind == "lite"
+    uri = (str(runtime_dir() / "milvus" / "evaluation.db") if settings.milvus_backend == "lite"
            else settings.milvus_uri)
     print(f"The evaluation stores its rows in the collection 'evaluation' at {uri}")
     with open_store("evaluation", uri=uri, settings=settings, drop_existing=True) as store:
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         measured = (f"python scripts/measure.py --conversation {args.conversation or ''} "
                     f"(evidence recall by turn id; {settings.describe().split(' | Database')[0]} | "
-                    f"Database: Milvus {settings.milvus_kind} at {short_path(uri)}; "
+                    f"Database: Milvus {settings.milvus_backend} at {short_path(uri)}; "
                     f"vectors {fingerprint()}), {datetime.date.today().isoformat()}")
         args.save.write_text(json.dumps(saved_result(results, conversation, measured), indent=1,
                                         ensure_ascii=False) + "\n", encoding="utf-8")

@@ -22,7 +22,7 @@ def test_no_key_means_offline_everything():
     assert s.chat_model == "offline-stand-in"
     assert s.embedding_model == "multilingual-e5-small"
     assert s.milvus_uri == "/tmp/course-runtime-test/milvus/course.db"
-    assert s.milvus_kind == "lite"
+    assert s.milvus_backend == "lite"
     assert any("No OPENAI_API_KEY" in n for n in s.notes)
     line = s.describe()
     assert line.startswith("Chat: offline stand-in") and "Milvus Lite" in line
@@ -64,11 +64,11 @@ def test_embedding_model_needs_a_key():
 
 
 def test_milvus_uri_kinds():
-    assert load_settings({**BASE, "MILVUS_URI": "http://localhost:19530"}).milvus_kind == "server"
+    assert load_settings({**BASE, "MILVUS_URI": "http://localhost:19530"}).milvus_backend == "server"
     cloud = load_settings({**BASE, "MILVUS_URI": "https://in03-x.serverless.gcp-us-west1.cloud.zilliz.com",
                            "MILVUS_TOKEN": "t"})
-    assert cloud.milvus_kind == "cloud" and cloud.milvus_token == "t"
-    assert load_settings({**BASE, "MILVUS_URI": "./my.db"}).milvus_kind == "lite"
+    assert cloud.milvus_backend == "cloud" and cloud.milvus_token == "t"
+    assert load_settings({**BASE, "MILVUS_URI": "./my.db"}).milvus_backend == "lite"
 
 
 def test_dotenv_file_is_read_and_the_environment_wins(tmp_path: Path):

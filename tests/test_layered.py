@@ -38,7 +38,7 @@ def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_pa
     from helpers.course.milvus import open_store
     from helpers.layered import LayeredMemory
     from helpers.memory import RETRIEVED, replay
-    from helpers.retrieval import EMBED_PARTS
+    from helpers.retrieval import EMBED_CHUNKS
     from helpers.tokens import count_message_tokens
 
     paste = pasted_file(language)
@@ -49,9 +49,9 @@ def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_pa
         ask = "What did the log say about line 300?" if language == "en" else "로그 300번째 줄에 뭐가 있었죠?"
         records = replay(memory, [first, paste, ask, ask], model, "Be brief.")
         assert records[1].prompt[-1].text == paste  # sent whole, alone in its window
-        # every turn: the query, 8 parts, and the first part of a second long message at most
-        assert all(r.embedding_calls <= EMBED_PARTS + 2 for r in records)
-        assert records[2].embedding_calls >= EMBED_PARTS  # the parts waiting are embedded next turn
+        # every turn: the query, 8 chunks, and the first chunk of a second long message at most
+        assert all(r.embedding_calls <= EMBED_CHUNKS + 2 for r in records)
+        assert records[2].embedding_calls >= EMBED_CHUNKS  # the chunks waiting are embedded next turn
         later = records[-1].prompt
         assert paste not in [m.text for m in later]  # the window moved on
         retrieved = [m for m, parts in zip(later, later.parts, strict=True) if parts[0].kind == RETRIEVED]
@@ -73,19 +73,19 @@ def _chunks(store, turn_id: str) -> list[tuple[int, int]]:  # (chunk, embedded) 
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
-def test_a_long_reply_is_embedded_by_its_first_part_and_stored_whole(tmp_path, model, language):
+def test_a_long_reply_is_embedded_by_its_first_chunk_and_stored_whole(tmp_path, model, language):
     from hash_embeddings import HashEmbeddings
     from langchain_core.messages import AIMessage
     from long_messages import pasted_file
 
     from helpers.course.milvus import open_store
     from helpers.layered import LayeredMemory
-    from helpers.retrieval import EMBED_PARTS
+    from helpers.retrieval import EMBED_CHUNKS
     from helpers.safe import split_utf8
 
     reply = "\n".join(REPLY_LINES[language].format(n=n) for n in range(1, 61))
-    parts = split_utf8(reply, 1200)
-    assert 3 <= len(parts) <= EMBED_PARTS  # a long reply, all of it within one turn's bound
+    chunks = split_utf8(reply, 1200)
+    assert 3 <= len(chunks) <= EMBED_CHUNKS  # a long reply, all of it within one turn's bound
     ask = HumanMessage("How should we set up the retries?", id="t1-user")
     hashed = HashEmbeddings()
     with open_store("replies", uri=str(tmp_path / "replies.db"), dim=16, embeddings=hashed,
@@ -94,29 +94,29 @@ def test_a_long_reply_is_embedded_by_its_first_part_and_stored_whole(tmp_path, m
         memory.prompt(SystemMessage("Be brief."), [], ask)
         calls, texts = store.embedding_calls, hashed.texts
         memory.after_turn(model, [ask, AIMessage(reply, id="t1-reply")])
-        assert (store.embedding_calls - calls, hashed.texts - texts) == (1, 1)  # the reply's first part
+        assert (store.embedding_calls - calls, hashed.texts - texts) == (1, 1)  # the reply's first chunk
         question, answer = store.rows("ann")
         assert (answer.content, answer.kind, answer.speaker) == (reply, "statement", "assistant")
-        assert len(answer.ids) == len(parts) and store.waiting == []  # every part stored, none waiting
-        assert _chunks(store, answer.turn_id) == [(0, 1)] + [(i, 0) for i in range(1, len(parts))]
+        assert len(answer.ids) == len(chunks) and store.waiting == []  # every chunk stored, none waiting
+        assert _chunks(store, answer.turn_id) == [(0, 1)] + [(i, 0) for i in range(1, len(chunks))]
         assert store.neighbours("ann", [question], 0, 1)[question.turn_id][0].content == reply
-        # the later parts' vector is [1, 0 ...]: a search by exactly it, or by their words, never finds them
-        for query, vector in [(None, [1.0] + [0.0] * 15), *((part, None) for part in parts[1:])]:
-            hits = store.search("ann", query, 50, parts=True, query_vector=vector)
-            assert [(h.turn_id, h.part) for h in hits] == [(answer.turn_id, (1, len(parts)))]
-        # the old behaviour, every part embedded: a learner's or a benchmark's choice
+        # the later chunks' vector is [1, 0 ...]: a search by exactly it, or by their words, never finds them
+        for query, vector in [(None, [1.0] + [0.0] * 15), *((chunk, None) for chunk in chunks[1:])]:
+            hits = store.search("ann", query, 50, chunks=True, query_vector=vector)
+            assert [(h.turn_id, h.chunk_of) for h in hits] == [(answer.turn_id, (1, len(chunks)))]
+        # the old behaviour, every chunk embedded: a learner's or a benchmark's choice
         every = LayeredMemory(store, "bob", "s1")
-        every.embed_reply_parts = None  # as benchmarks/bench_replay_stages.py --reply-parts all sets it
+        every.embed_reply_chunks = None  # as benchmarks/bench_replay_stages.py --reply-chunks all sets it
         every.prompt(SystemMessage("Be brief."), [], ask)
         calls = store.embedding_calls
         every.after_turn(model, [ask, AIMessage(reply, id="t1-reply")])
-        assert store.embedding_calls - calls == len(parts)
+        assert store.embedding_calls - calls == len(chunks)
         (_, all_parts) = store.rows("bob")
-        assert _chunks(store, all_parts.turn_id) == [(i, 1) for i in range(len(parts))]
-        # a user's paste keeps every part embedded, at most EMBED_PARTS a turn, the rest over the next turns
-        paste = pasted_file(language, {"en": 3000, "ko": 5000}[language])  # 11 and 10 parts
+        assert _chunks(store, all_parts.turn_id) == [(i, 1) for i in range(len(chunks))]
+        # a user's paste keeps every chunk embedded, at most EMBED_CHUNKS a turn, the rest over the next turns
+        paste = pasted_file(language, {"en": 3000, "ko": 5000}[language])  # 11 and 10 chunks
         pasted = split_utf8(paste, 1200)
-        assert len(pasted) > EMBED_PARTS
+        assert len(pasted) > EMBED_CHUNKS
         user = LayeredMemory(store, "cy", "s1")
         stored = [HumanMessage(paste, id="t1-user"), AIMessage(reply, id="t1-reply")]
         steps = [stored, [*stored, HumanMessage("Thanks.", id="t2-user"), AIMessage("Sure.", id="t2-reply")]]
@@ -124,13 +124,13 @@ def test_a_long_reply_is_embedded_by_its_first_part_and_stored_whole(tmp_path, m
             user.prompt(SystemMessage("Be brief."), step[:-2], step[-2])
             calls = store.embedding_calls
             user.after_turn(model, step)
-            assert store.embedding_calls - calls <= EMBED_PARTS + 1  # the bound, and the reply's first part
+            assert store.embedding_calls - calls <= EMBED_CHUNKS + 1  # the bound, and the reply's first chunk
         rows = {row.content: row for row in store.rows("cy")}
         assert _chunks(store, rows[paste].turn_id) == [(i, 1) for i in range(len(pasted))]
-        assert _chunks(store, rows[reply].turn_id) == [(0, 1)] + [(i, 0) for i in range(1, len(parts))]
+        assert _chunks(store, rows[reply].turn_id) == [(0, 1)] + [(i, 0) for i in range(1, len(chunks))]
         assert store.waiting == []
-        hit = store.search("cy", pasted[-1], 1, parts=True)[0]  # the paste's last part, by its own words
-        assert (hit.turn_id, hit.part, hit.content) == (rows[paste].turn_id, (len(pasted), len(pasted)),
+        hit = store.search("cy", pasted[-1], 1, chunks=True)[0]  # the paste's last chunk, by its own words
+        assert (hit.turn_id, hit.chunk_of, hit.content) == (rows[paste].turn_id, (len(pasted), len(pasted)),
                                                        pasted[-1])
 
 

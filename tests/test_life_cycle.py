@@ -29,7 +29,7 @@ def new_store(uri: str, embeddings=None, **kwargs):
 
 
 def long_text(who: str) -> str:
-    return " ".join(f"{who} step {n} of the plan." for n in range(1, 13))  # 7+ parts of 40 bytes
+    return " ".join(f"{who} step {n} of the plan." for n in range(1, 13))  # 7+ chunks of 40 bytes
 
 
 class RateLimited(Exception):
@@ -43,38 +43,38 @@ class FailingModel(GenericFakeChatModel):
         raise RateLimited("429 Too Many Requests")
 
 
-# --- queued parts: forgotten with their user, written at close, kept when a write fails ------------
+# --- queued chunks: forgotten with their user, written at close, kept when a write fails ------------
 
 
-def test_delete_user_also_forgets_queued_parts(uri):
+def test_delete_user_also_forgets_queued_chunks(uri):
     store = new_store(uri)
     try:
         ann = long_text("ann")
-        store.add("ann", "s1", 1, ann, speaker="user", embed_parts=1)
-        assert len(store.waiting) == len(split_utf8(ann, 40)) - 1 > 0  # parts waiting for later turns
+        store.add("ann", "s1", 1, ann, speaker="user", embed_chunks=1)
+        assert len(store.waiting) == len(split_utf8(ann, 40)) - 1 > 0  # chunks waiting for later turns
         assert store.delete_user("ann") == 1 and store.waiting == []  # the first part; the queue too
-        store.add("bob", "s1", 1, "bob says hello to everyone here", embed_parts=8)  # a turn that catches up
+        store.add("bob", "s1", 1, "bob says hello to everyone here", embed_chunks=8)  # a turn that catches up
         store.catch_up()
         assert store.count("ann") == 0 and store.rows("ann") == []
-        assert store.search("ann", split_utf8(ann, 40)[-1], top_k=5, parts=True) == []
+        assert store.search("ann", split_utf8(ann, 40)[-1], top_k=5, chunks=True) == []
         assert store.count("bob") == 1
     finally:
         store.drop()
 
 
-def test_closing_writes_the_queued_parts_and_a_reopened_store_holds_the_whole_message(uri):
+def test_closing_writes_the_queued_chunks_and_a_reopened_store_holds_the_whole_message(uri):
     store = new_store(uri)
     text = long_text("cleo")
-    store.add("cleo", "s1", 1, text, speaker="user", embed_parts=1)
+    store.add("cleo", "s1", 1, text, speaker="user", embed_chunks=1)
     assert store.waiting
     store.close()
     reopened = open_store(uri=uri, collection=store.collection, dim=DIM, embeddings=HashEmbeddings(DIM),
                           max_chunk_bytes=40)
     try:
         (row,) = reopened.rows("cleo")
-        assert row.content == text and row.part is None  # every part, not the first third
+        assert row.content == text and row.chunk_of is None  # every part, not the first third
         last = split_utf8(text, 40)[-1]
-        assert [h.content for h in reopened.search("cleo", last, top_k=1, parts=True)] == [last]  # embedded
+        assert [h.content for h in reopened.search("cleo", last, top_k=1, chunks=True)] == [last]  # embedded
     finally:
         reopened.drop()
 
@@ -90,12 +90,12 @@ class BreakingEmbeddings(HashEmbeddings):
         return super().embed_documents(texts)
 
 
-def test_closing_says_which_queued_parts_it_could_not_write_and_loses_none(lite_uri):
+def test_closing_says_which_queued_chunks_it_could_not_write_and_loses_none(lite_uri):
     embedder = BreakingEmbeddings(DIM)
     store = new_store(lite_uri, embeddings=embedder)
     try:
         text = long_text("dan")
-        ids = store.add("dan", "s1", 1, text, speaker="user", embed_parts=1)
+        ids = store.add("dan", "s1", 1, text, speaker="user", embed_chunks=1)
         embedder.broken = True
         with pytest.raises(MilvusStoreError, match="not written") as raised:
             store.close()
@@ -110,15 +110,15 @@ def test_closing_says_which_queued_parts_it_could_not_write_and_loses_none(lite_
         reopened.drop()
 
 
-def test_a_failed_add_puts_the_queued_parts_it_took_back_and_queues_none_of_its_own(lite_uri):
+def test_a_failed_add_puts_the_queued_chunks_it_took_back_and_queues_none_of_its_own(lite_uri):
     embedder = BreakingEmbeddings(DIM)
     store = new_store(lite_uri, embeddings=embedder)
     try:
-        first = store.add("eve", "s1", 1, long_text("eve"), speaker="user", embed_parts=1)
+        first = store.add("eve", "s1", 1, long_text("eve"), speaker="user", embed_chunks=1)
         waiting = [row["id"] for row in store.waiting]
         embedder.broken = True
         with pytest.raises(ConnectionError):
-            store.add("eve", "s1", 2, long_text("second"), speaker="user", embed_parts=3)
+            store.add("eve", "s1", 2, long_text("second"), speaker="user", embed_chunks=3)
         assert [row["id"] for row in store.waiting] == waiting == first[1:] and store.count("eve") == 1
     finally:
         store.drop()

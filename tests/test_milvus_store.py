@@ -31,9 +31,9 @@ from helpers.course.milvus import (
 from helpers.retrieval import RetrievalMemory, format_turn
 from helpers.safe import InvalidIdError, filter_literal
 from helpers.store import (
+    CHUNK_MAX_BYTES,
     CONTENT_MAX_BYTES,
     LITE_FLUSH_EVERY,
-    PART_MAX_BYTES,
     DimensionMismatchError,
     MemoryStore,
     MilvusStoreError,
@@ -383,7 +383,7 @@ def test_delete_user_removes_one_users_rows_only(uri):
     try:
         for r in range(1, 4):
             add_turn(store, "ann", "s1", r, f"ann's fact {r}")
-        add_turn(store, "ann", "s2", 1, "가" * 2000)  # six parts of 1,200 bytes: six rows
+        add_turn(store, "ann", "s2", 1, "가" * 2000)  # six chunks of 1,200 bytes: six rows
         add_turn(store, "bob", "s1", 1, "ann's fact 1")
         if kind_of(uri) == "lite":
             store.flush()  # flushed and unflushed rows both go
@@ -471,21 +471,21 @@ def test_lite_connections_send_no_keepalive_pings(tmp_path):
         client.close()
 
 
-# --- long messages: parts small enough for e5, embedding bounded per call ---------------------------
+# --- long messages: chunks small enough for e5, embedding bounded per call ---------------------------
 
 
 def test_bounded_text_keeps_the_start_and_the_end_within_the_bytes():
     from helpers.safe import bounded_text
 
     text = "가나다라 " * 3000
-    short = bounded_text(text, PART_MAX_BYTES)
-    assert utf8_len(short) <= PART_MAX_BYTES and " … " in short
+    short = bounded_text(text, CHUNK_MAX_BYTES)
+    assert utf8_len(short) <= CHUNK_MAX_BYTES and " … " in short
     assert text.startswith(short.split(" … ")[0]) and text.endswith(short.split(" … ")[-1])
-    assert bounded_text("Why did it fail?", PART_MAX_BYTES) == "Why did it fail?"
+    assert bounded_text("Why did it fail?", CHUNK_MAX_BYTES) == "Why did it fail?"
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
-def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, user, language):
+def test_a_pasted_file_is_stored_in_chunks_each_found_by_its_own_words(lite_uri, user, language):
     from long_messages import LINES, pasted_file
 
     embedder = HashEmbeddings(DIM)
@@ -495,25 +495,25 @@ def test_a_pasted_file_is_stored_in_parts_each_found_by_its_own_words(lite_uri, 
     store = new_store(lite_uri, embeddings=embedder)
     try:
         paste = pasted_file(language)
-        ids = store.add(user, "s1", 1, paste, speaker="user", embed_parts=8)
-        parts = split_utf8(paste, PART_MAX_BYTES)
-        assert len(ids) == len(parts) > 30 and all(utf8_len(p) <= PART_MAX_BYTES for p in parts)
-        assert seen == parts[:8] and len(store.waiting) == len(parts) - 8  # 8 parts embedded now
-        store.add(user, "s1", 2, "Thanks!", speaker="user", embed_parts=8)  # its part, then 7 waiting
-        assert seen[8:] == ["Thanks!", *parts[8:15]] and len(store.waiting) == len(parts) - 15
-        assert store.catch_up() == len(parts) - 15 and store.waiting == [] and seen[-1] == parts[-1]
-        middle = parts[len(parts) // 2]
-        (hit,) = store.search(user, middle, top_k=1, parts=True)  # hash vectors: the same text is found
-        assert hit.content == middle and hit.part == (len(parts) // 2 + 1, len(parts))
+        ids = store.add(user, "s1", 1, paste, speaker="user", embed_chunks=8)
+        chunks = split_utf8(paste, CHUNK_MAX_BYTES)
+        assert len(ids) == len(chunks) > 30 and all(utf8_len(p) <= CHUNK_MAX_BYTES for p in chunks)
+        assert seen == chunks[:8] and len(store.waiting) == len(chunks) - 8  # 8 chunks embedded now
+        store.add(user, "s1", 2, "Thanks!", speaker="user", embed_chunks=8)  # its chunk, then 7 waiting
+        assert seen[8:] == ["Thanks!", *chunks[8:15]] and len(store.waiting) == len(chunks) - 15
+        assert store.catch_up() == len(chunks) - 15 and store.waiting == [] and seen[-1] == chunks[-1]
+        middle = chunks[len(chunks) // 2]
+        (hit,) = store.search(user, middle, top_k=1, chunks=True)  # hash vectors: the same text is found
+        assert hit.content == middle and hit.chunk_of == (len(chunks) // 2 + 1, len(chunks))
         (whole,) = store.search(user, middle, top_k=1)  # the default: the whole message
-        assert whole.content == paste and whole.part is None
+        assert whole.content == paste and whole.chunk_of is None
         line = LINES[language].format(n=300)
-        assert line in "".join(p for p in parts)
+        assert line in "".join(p for p in chunks)
     finally:
         store.drop()
 
 
-def test_only_the_first_embedded_parts_are_embedded_the_rest_stored_now_never_a_dense_hit(lite_uri, user):
+def test_only_the_first_embedded_chunks_are_embedded_the_rest_stored_now_never_a_dense_hit(lite_uri, user):
     embedder = HashEmbeddings(DIM)
     seen: list[str] = []
     embedder.embed_documents = lambda texts, inner=embedder.embed_documents: seen.extend(texts) or inner(
@@ -521,22 +521,23 @@ def test_only_the_first_embedded_parts_are_embedded_the_rest_stored_now_never_a_
     store = new_store(lite_uri, embeddings=embedder, max_chunk_bytes=40)
     try:
         text = " ".join(f"step {n} of the plan." for n in range(1, 13))
-        parts = split_utf8(text, 40)  # 7 parts of at most 40 bytes
+        chunks = split_utf8(text, 40)  # 7 chunks of at most 40 bytes
         for bad in (0, True, 1.5):
-            with pytest.raises(ValueError, match="embedded_parts"):
-                store.add(user, "s1", 1, text, embedded_parts=bad)
-        ids = store.add(user, "s1", 1, text, speaker="assistant", embed_parts=1, embedded_parts=2)
-        assert len(ids) == len(parts) == 7 and seen == parts[:1] and store.waiting[0]["content"] == parts[1]
+            with pytest.raises(ValueError, match="embedded_chunks"):
+                store.add(user, "s1", 1, text, embedded_chunks=bad)
+        ids = store.add(user, "s1", 1, text, speaker="assistant", embed_chunks=1, embedded_chunks=2)
+        assert len(ids) == len(chunks) == 7 and seen == chunks[:1]
+        assert store.waiting[0]["content"] == chunks[1]
         found = store.client.query(store.collection, filter=f'user_id == "{user}"',
                                    output_fields=["chunk", "embedded"])
         assert sorted((r["chunk"], r["embedded"]) for r in found) == [(0, 1), *((i, 0) for i in range(2, 7))]
-        assert store.catch_up() == 1 and seen == parts[:2]  # the second part waited; the rest never will
+        assert store.catch_up() == 1 and seen == chunks[:2]  # the second chunk waited; the rest never will
         (whole,) = store.rows(user)
-        assert whole.content == text and whole.part is None  # every part, joined
-        hits = store.search(user, None, 20, parts=True, query_vector=[1.0] + [0.0] * (DIM - 1))
-        assert sorted(h.part for h in hits) == [(1, 7), (2, 7)]  # not the placeholders, exactly their vector
-        (hit,) = store.search(user, parts[4], 1)  # a whole-row hit brings all its parts
-        assert hit.content == text and hit.part is None
+        assert whole.content == text and whole.chunk_of is None  # every chunk, joined
+        hits = store.search(user, None, 20, chunks=True, query_vector=[1.0] + [0.0] * (DIM - 1))
+        assert sorted(h.chunk_of for h in hits) == [(1, 7), (2, 7)]  # not the placeholders: their vector
+        (hit,) = store.search(user, chunks[4], 1)  # a whole-row hit brings all its chunks
+        assert hit.content == text and hit.chunk_of is None
     finally:
         store.drop()
 
@@ -551,7 +552,7 @@ def test_a_long_query_is_embedded_by_its_start_and_end(lite_uri, user):
     try:
         store.search(user, pasted_file("en"), top_k=1)
         (query,) = asked
-        assert utf8_len(query) <= PART_MAX_BYTES and query.endswith("Why did it fail?")
+        assert utf8_len(query) <= CHUNK_MAX_BYTES and query.endswith("Why did it fail?")
     finally:
         store.drop()
 
@@ -669,7 +670,7 @@ def test_a_search_reads_every_column_of_the_rows_it_keeps_and_no_long_row_crowds
         lite_uri, user):
     store = new_store(lite_uri, max_chunk_bytes=40)
     try:
-        plan = " ".join(f"step {n} of the plan." for n in range(1, 13))  # 7 parts of at most 40 bytes
+        plan = " ".join(f"step {n} of the plan." for n in range(1, 13))  # 7 chunks of at most 40 bytes
         for round_ in (1, 2, 3):
             store.add(user, "s1", round_, f"{plan} ({round_})", kind="statement", speaker="assistant",
                       name="Aria", date="2025-03-01")
@@ -682,9 +683,9 @@ def test_a_search_reads_every_column_of_the_rows_it_keeps_and_no_long_row_crowds
         assert (hits[0].kind, hits[0].speaker, hits[0].name, hits[0].date, hits[0].session_id) == (
             "statement", "user", "Sua", "2025-03-02", "s2")
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-        parts = store.search(user, "step 5 of the plan.", 3, parts=True)
-        assert len(parts) == 3 and all((p.speaker, p.name, p.date) == ("assistant", "Aria", "2025-03-01")
-                                       and p.part[1] == 7 for p in parts)
-        assert [p.score for p in parts] == sorted((p.score for p in parts), reverse=True)
+        chunks = store.search(user, "step 5 of the plan.", 3, chunks=True)
+        assert len(chunks) == 3 and all((p.speaker, p.name, p.date) == ("assistant", "Aria", "2025-03-01")
+                                       and p.chunk_of[1] == 7 for p in chunks)
+        assert [p.score for p in chunks] == sorted((p.score for p in chunks), reverse=True)
     finally:
         store.drop()

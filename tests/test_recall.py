@@ -70,18 +70,18 @@ def test_nearest_same_speaker_skips_the_other_speakers_line():
     assert budget.nearest_same_speaker(hit, [], 100) == []
 
 
-def test_a_long_neighbour_comes_as_its_part_nearest_the_hit():
+def test_a_long_neighbour_comes_as_its_chunk_nearest_the_hit():
     hit = _m("t5", 1, round=5)
     before = _m("t3", 1, round=3)
     before = dataclasses.replace(before, content="a" * 10 + "b" * 10 + "c" * 5, ids=("t3-0", "t3-1", "t3-2"))
     after = dataclasses.replace(_m("t7", 1, round=7), content="x" * 10 + "y" * 4, ids=("t7-0", "t7-1"))
-    whole = budget.nearest_same_speaker(hit, [before, after], part_bytes=100)
+    whole = budget.nearest_same_speaker(hit, [before, after], chunk_bytes=100)
     assert [r.content for r in whole] == [before.content, after.content]  # one part each: whole rows
-    near = budget.nearest_same_speaker(hit, [before, after], part_bytes=10)
-    assert [(r.content, r.part, r.ids) for r in near] == [("c" * 5, (3, 3), ("t3-2",)),  # its end
+    near = budget.nearest_same_speaker(hit, [before, after], chunk_bytes=10)
+    assert [(r.content, r.chunk_of, r.ids) for r in near] == [("c" * 5, (3, 3), ("t3-2",)),  # its end
                                                           ("x" * 10, (1, 2), ("t7-0",))]  # its start
     short = _m("t9", 2, round=9)
-    assert budget.nearest_same_speaker(hit, [short], part_bytes=10) == [short]  # one part: as it is
+    assert budget.nearest_same_speaker(hit, [short], chunk_bytes=10) == [short]  # one part: as it is
 
 
 def test_classify_turn():

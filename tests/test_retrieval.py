@@ -477,23 +477,23 @@ def test_retrieval_memory_answers_from_milvus_in_a_new_session(uri, e5):
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
-def test_retrieval_takes_a_pasted_file_and_sends_back_parts_not_the_whole_file(store, model, language):
+def test_retrieval_takes_a_pasted_file_and_sends_back_chunks_not_the_whole_file(store, model, language):
     from long_messages import pasted_file
 
-    from helpers.retrieval import EMBED_PARTS
-    from helpers.store import PART_MAX_BYTES
+    from helpers.retrieval import EMBED_CHUNKS
+    from helpers.store import CHUNK_MAX_BYTES
     from helpers.tokens import count_tokens
 
     memory = RetrievalMemory(store, "ann", "s1", top_k=3)
     paste = pasted_file(language)
     records = replay(memory, ["I work as a nurse.", paste, "What is my job?"], model, "Be brief.")
     assert records[1].prompt[-1].text.endswith(paste)  # the question goes whole
-    assert records[1].embedding_calls <= EMBED_PARTS + 1  # the query and at most 8 parts of the turn
+    assert records[1].embedding_calls <= EMBED_CHUNKS + 1  # the query and at most 8 parts of the turn
     assert len(store.waiting) > 0  # the rest waits for later turns (catch_up: now)
     store.catch_up()
     assert store.waiting == []
     hits = memory.last_retrieved
-    assert len(hits) == 3 and all(len(h.content.encode()) <= PART_MAX_BYTES for h in hits)
+    assert len(hits) == 3 and all(len(h.content.encode()) <= CHUNK_MAX_BYTES for h in hits)
     assert count_tokens(records[2].prompt) < 3 * 600  # three parts at most, never the whole file
 
 

@@ -11,7 +11,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 
-from helpers.course.milvus import LITE_GRPC_OPTIONS, milvus_kind
+from helpers.course.milvus import LITE_GRPC_OPTIONS, milvus_backend
 from helpers.memory import Prompt, label
 from helpers.store import DEFAULT_NLIST, DEFAULT_NPROBE, Row, eq_filter, validate_id
 from helpers.tokens import count_tokens
@@ -97,7 +97,7 @@ def langchain_retriever(rows: Sequence[Row], user_id: str, *, uri: str, token: s
     vector_store = Milvus(
         embedding_function=embeddings or get_embeddings(), collection_name=collection,
         connection_args={"uri": uri, "token": token or "",
-                         **({"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {})},
+                         **({"grpc_options": LITE_GRPC_OPTIONS} if milvus_backend(uri) == "lite" else {})},
         index_params={"index_type": "IVF_FLAT", "metric_type": "COSINE",
                       "params": {"nlist": DEFAULT_NLIST}},
         search_params={"metric_type": "COSINE", "params": {"nprobe": DEFAULT_NPROBE}},

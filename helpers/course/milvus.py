@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from helpers.config import Settings, load_settings, milvus_kind
+from helpers.config import Settings, load_settings, milvus_backend
 from helpers.store import DEFAULT_COLLECTION, LITE_FLUSH_EVERY, MemoryStore, MilvusStoreError
 
 LESSON_LITE_FOLDERS = {"06": "06_retrieval.db", "07": "07_layered.db", "08": "08_measuring.db"}
@@ -99,7 +99,7 @@ def _lite_folder_locked(path: str) -> bool:
 
 def _unreachable(uri: str, exc: Exception) -> str:
     why = getattr(exc, "message", exc)
-    if milvus_kind(uri) == "lite":
+    if milvus_backend(uri) == "lite":
         return (f"Milvus Lite at {uri} stopped answering in this process ({why}). Milvus Lite runs "
                 "inside your kernel: this happens after a crash of its engine. Re-run the cell that "
                 "opens the store; if that fails too, restart the kernel.")
@@ -127,15 +127,15 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
     from pymilvus.exceptions import ConnectionConfigException, MilvusException
 
     uri = str(uri)
-    if milvus_kind(uri) == "lite":
+    if milvus_backend(uri) == "lite":
         if not uri.endswith(".db"):
             raise ValueError(f"a Milvus Lite path must end in '.db', got {uri!r}")
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
-    options = {"grpc_options": LITE_GRPC_OPTIONS} if milvus_kind(uri) == "lite" else {}
+    options = {"grpc_options": LITE_GRPC_OPTIONS} if milvus_backend(uri) == "lite" else {}
     try:
         return MilvusClient(uri=uri, token=token or "", timeout=timeout, **options)
     except ConnectionConfigException as exc:
-        if milvus_kind(uri) != "lite" or "Open local milvus failed" not in str(exc):
+        if milvus_backend(uri) != "lite" or "Open local milvus failed" not in str(exc):
             raise
         if not _lite_folder_locked(uri):
             raise MilvusStoreError(f"Milvus Lite could not open {uri}: {exc.message}") from None
@@ -170,15 +170,15 @@ def open_store(collection: str = DEFAULT_COLLECTION, *, lesson: str | None = Non
     from helpers.course.embeddings import get_embeddings
 
     uri, token = milvus_connection(settings, lesson, uri, token)
-    kind = milvus_kind(uri)
+    backend = milvus_backend(uri)
     if flush_every == "auto":
-        flush_every = LITE_FLUSH_EVERY if kind == "lite" else None
+        flush_every = LITE_FLUSH_EVERY if backend == "lite" else None
     embeddings = embeddings if embeddings is not None else get_embeddings(settings)
     if store_class is None:  # words and meaning: layered memory searches both (helpers.fulltext)
         from helpers.fulltext import HybridStore as store_class
     client = connect(uri, token, options.get("timeout", 30.0))
     try:
-        return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, backend=kind,
+        return store_class(client, collection, embeddings, flush_every=flush_every, uri=uri, backend=backend,
                            **options)
     except Exception:
         client.close()

@@ -1,9 +1,9 @@
-"""A message written in parts (lessons 06-07): each part findable, the embedding a turn bounded.
+"""A message written in chunks (lessons 06-07): each chunk findable, the embedding a turn bounded.
 
 e5 reads 512 tokens of a text; a longer one's windows are averaged, so a fact in a pasted file is lost in
-the mean. A message is stored as parts of at most ``max_chunk_bytes`` UTF-8 bytes (``PART_MAX_BYTES``: one
-e5 window, even code), a row each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
-Embedding a pasted file of 40 parts at once takes seconds, so at most ``embed_parts`` parts are embedded a
+the mean. A message is stored as chunks of at most ``max_chunk_bytes`` UTF-8 bytes (``CHUNK_MAX_BYTES``: one
+e5 window, even code), a Milvus entity each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
+Embedding a pasted file of 40 chunks at once takes seconds, so at most ``embed_chunks`` chunks are embedded a
 call, oldest first; the others wait, not found until then, forgotten with their user, written at close (a
 row's life: docs/design-notes.md, "The life of a stored row"; measured: "Long messages")."""
 
@@ -18,18 +18,18 @@ from helpers.collection import MilvusStoreError
 from helpers.safe import bounded_text, split_utf8, utf8_len
 from helpers.text import is_blank, nfc, utc_iso
 
-PART_MAX_BYTES = 1200  # a part's, a query's bytes: one e5 window, even code (docs/design-notes.md)
+CHUNK_MAX_BYTES = 1200  # a chunk's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 EMBEDDED = "embedded == 1"  # every dense search's filter (a search by words may find the rows without)
 
 
-class PartWriter:
+class ChunkWriter:
     """How ``store.MemoryStore`` writes (its base class: uses its ``embeddings``, ``FIELDS``, ``_call`` ...).
-    ``waiting``: parts not embedded yet, oldest first; ``embedding_calls``: texts embedded (queries too)."""
+    ``waiting``: chunks not embedded yet, oldest first; ``embedding_calls``: texts embedded (queries too)."""
 
     def __init__(self) -> None:
-        self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + parts)
+        self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._lock = 0, threading.Lock()
-        self.waiting, self._batch = [], threading.local()  # parts not embedded yet; rows held by one_insert
+        self.waiting, self._batch = [], threading.local()  # chunks not embedded yet; rows held by one_insert
 
     def _counted(self, texts: int, began: float) -> None:
         with self._lock:
@@ -38,28 +38,36 @@ class PartWriter:
 
     def embed(self, texts: list[str], query: bool = False) -> list[list[float]]:
         """Embed ``texts`` as passages in one call, or each as a query (``query=True``; its start and end if
-        over ``PART_MAX_BYTES``): ``len(texts)`` calls counted. DimensionMismatchError: another length."""
+        over ``CHUNK_MAX_BYTES``): ``len(texts)`` calls counted. DimensionMismatchError: another length."""
         began = time.perf_counter()
         if query:
-            vectors = [self.embeddings.embed_query(bounded_text(nfc(t), PART_MAX_BYTES)) for t in texts]
+            vectors = [self.embeddings.embed_query(bounded_text(nfc(t), CHUNK_MAX_BYTES)) for t in texts]
         else:
             vectors = self.embeddings.embed_documents(list(texts))
         self._counted(len(texts), began)
         return [self._vector(v) for v in vectors]
 
     def add(self, user_id: str, session_id: str, round: int, text: str, *, kind: str = "turn",
-            speaker: str = "", name: str = "", date: str = "", embedded_parts: int | None = None,
-            timestamp: datetime | str | None = None, vector: Sequence[float] | None = None,
-            embed_parts: int | None = None, embed: bool = True) -> list[str]:
-        """Embed and store ``text`` exactly, a row per part; returns the parts' ids (``<turn_id>-<chunk>``).
-        ``embed_parts`` (int >= 1): embed the first part, then parts ``waiting`` (oldest first), then the
-        next, this many in all; the rest wait. ``embedded_parts`` (int >= 1): only the first this many are
-        (``embed=False``: none); the others are stored now, vector ``[1, 0 ...]``, ``embedded`` 0: never a
-        dense search's hit (``EMBEDDED``), listed, neighbours, in their whole row. ``round``: int >= 0;
-        ``kind``: a ``kinds.KINDS`` name; ``speaker``: ``"user"``, ``"assistant"`` or ``""``, ``name`` theirs;
-        ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC);
-        ``vector``: a one-part ``text``'s embedding; text kept NFC. Raises (nothing written) InvalidIdError,
-        TypeError, DimensionMismatchError, ValueError (blank, too long, not ISO, not UTF-8)."""
+            speaker: str = "", name: str = "", date: str = "", timestamp: datetime | str | None = None,
+            embed_chunks: int | None = None, embedded_chunks: int | None = None, embed: bool = True,
+            vector: Sequence[float] | None = None) -> list[str]:
+        """Store ``text`` exactly (kept NFC), a row per chunk; returns their ids (``<turn_id>-<chunk>``).
+
+        What the row is:
+        - ``round``: int >= 0; ``kind``: a ``kinds.KINDS`` name;
+        - ``speaker``: ``"user"``, ``"assistant"`` or ``""``, and ``name`` theirs;
+        - ``date``: ISO or ``""`` (compared in UTC); ``timestamp``: see ``text.utc_iso`` (kept in UTC).
+
+        What is embedded, and when:
+        - ``embed_chunks`` (int >= 1, ``None``: every chunk now): this many embedded in this call, the
+          first chunk, then the chunks ``waiting`` (oldest first), then the next; the rest wait;
+        - ``embedded_chunks`` (int >= 1, ``None``: all), or ``embed=False`` (none): only the first this
+          many chunks ever get a vector; the others are stored now with ``[1, 0 ...]`` and
+          ``embedded`` 0: never a dense search's hit (``EMBEDDED``), but listed, neighbours, in their row;
+        - ``vector``: a one-chunk ``text``'s embedding, given.
+
+        Raises (nothing written) InvalidIdError, TypeError, DimensionMismatchError, ValueError (blank,
+        too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
         if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
             raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
@@ -75,33 +83,33 @@ class PartWriter:
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
-        if any(n is not None and (type(n) is not int or n < 1) for n in (embed_parts, embedded_parts)):
-            raise ValueError(f"each must be an int >= 1 or None: {embed_parts=}, {embedded_parts=}")
+        if any(n is not None and (type(n) is not int or n < 1) for n in (embed_chunks, embedded_chunks)):
+            raise ValueError(f"each must be an int >= 1 or None: {embed_chunks=}, {embedded_chunks=}")
         turn = uuid.uuid4().hex
         rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
                  "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks), "embedded": 1}
                 for i, chunk in enumerate(chunks)]
         if not embed:
-            embedded = 0
-        elif embedded_parts is None:
-            embedded = len(rows)
+            with_vector = 0
+        elif embedded_chunks is None:
+            with_vector = len(rows)
         else:
-            embedded = embedded_parts  # the first this many parts get a vector
-        for row in rows[embedded:]:  # stored now without an embedding
+            with_vector = embedded_chunks  # the first this many chunks get a vector
+        for row in rows[with_vector:]:  # stored now without an embedding
             row.update(embedded=0, vector=[1.0] + [0.0] * (self.dim - 1))
         if vector is not None and embed:
             rows[0]["vector"] = self._vector(vector)
-        if embed_parts is not None and embed:  # the first part now, then the oldest waiting, within the bound
+        if embed_chunks is not None and embed:  # the first chunk now, then the oldest waiting, in bound
             with self._lock:
-                queue = self.waiting + rows[1:embedded]  # the parts still to embed, oldest first
-                now = embed_parts - 1  # how many of them are embedded with the first part
-                rows = rows[:1] + rows[embedded:] + queue[:now]
+                queue = self.waiting + rows[1:with_vector]  # the chunks still to embed, oldest first
+                now = embed_chunks - 1  # how many of them are embedded with the first chunk
+                rows = rows[:1] + rows[with_vector:] + queue[:now]
                 self.waiting = queue[now:]
         self._write_or_wait(rows, turn)
         return [f"{turn}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
-        """Embed and insert the parts ``waiting``, oldest first, ``limit`` at most (``None``: all); if
+        """Embed and insert the chunks ``waiting``, oldest first, ``limit`` at most (``None``: all); if
         embedding or Milvus raise, they wait again."""
         with self._lock:
             cut = len(self.waiting) if limit is None else limit
@@ -141,22 +149,22 @@ class PartWriter:
         if due:
             self.flush()
 
-    def forget_waiting(self, user_id: str) -> None:  # their parts never written later
+    def forget_waiting(self, user_id: str) -> None:  # their chunks never written later
         with self._lock:
             self.waiting = [row for row in self.waiting if row["user_id"] != user_id]
 
-    def drop(self) -> None:  # delete the collection, and the parts waiting to be written with it
+    def drop(self) -> None:  # delete the collection, and the chunks waiting to be written with it
         super().drop()
         self.waiting = []
 
     def close(self) -> None:
-        """Write the parts ``waiting`` (``catch_up``), then close the client; later calls raise
-        StoreClosedError (Lite keeps its lock). MilvusStoreError naming each part it could not write: the
+        """Write the chunks ``waiting`` (``catch_up``), then close the client; later calls raise
+        StoreClosedError (Lite keeps its lock). MilvusStoreError naming each chunk it could not write: the
         store stays open."""
         try:
             self.catch_up() if self.waiting and not self._closed_by else None
         except Exception as exc:
             ids = ", ".join(row["id"] for row in self.waiting)
-            raise MilvusStoreError(f"Parts waiting not written ({exc!r}), so the store stays open: {ids}. "
+            raise MilvusStoreError(f"Chunks waiting not written ({exc!r}), so the store stays open: {ids}. "
                                    "Fix the cause, close() again (waiting.clear(): give them up).") from exc
         super().close()
