@@ -31,7 +31,7 @@ from helpers.kinds import (
 )
 from helpers.memory import COVERS_KEY, RETRIEVED_ID, Prompt, label
 from helpers.retrieval import EMBED_CHUNKS, step_messages
-from helpers.store import FIELDS, MAX_TOP_K, Hit, MemoryStore, split_utf8, utf8_len, validate_id
+from helpers.store import FIELDS, MAX_TOP_K, MemoryStore, Row, split_utf8, utf8_len, validate_id
 from helpers.summary import TokenTrigger, split_stored, summarize_step
 from helpers.text import is_blank, nfc, nfc_message
 from helpers.tokens import count_message_tokens, count_text_tokens, default_counter
@@ -50,13 +50,13 @@ MIN_SUMMARIZE_OVER = 800
 
 @dataclass
 class LayeredTurn:
-    """One turn of ``LayeredMemory``: each section's size (tokens), the hits sent."""
+    """One turn of ``LayeredMemory``: each section's size (tokens), the rows retrieved (hits, neighbours)."""
 
     round: int  # of the turn's first row
     window_section_tokens: int = 0
     summary_section_tokens: int = 0
     retrieved_section_tokens: int = 0
-    retrieved: list[Hit] = field(default_factory=list)
+    retrieved: list[Row] = field(default_factory=list)
     supplied: str = ""  # the summary and hits sent: a reply that only repeats them is an echo
     skipped: list[str] = field(default_factory=list)  # why a message of the turn was not stored
 
@@ -69,11 +69,11 @@ class LayeredMemory:
     larger calls); ``retrieval_tokens`` the retrieved section for a message that asks, grown to
     ``retrieval_share`` of the tokens in Milvus (``0``: fixed; ``retrieval_budget``);
     ``statement_retrieval_tokens`` for any other; ``neighbours_of`` the top this-many hits bring their
-    speaker's nearest statement before and after; ``session_date`` ISO; ``names`` the speakers' (role ->
-    name), shown with each row (a question naming one gets their rows first: ``prefer``). ``log``: a
-    ``LayeredTurn`` a turn; ``last_retrieved``: the latest hits; ``embed_reply_chunks``: chunks of a long
-    reply embedded (``EMBED_REPLY_CHUNKS``; ``None``: all). ValueError (naming a setting out of range; a
-    budget a Milvus search cannot serve) or InvalidIdError when made, never mid-chat."""
+    speaker's nearest message before and after (two rounds at most); ``session_date`` ISO; ``names`` the
+    speakers' (role -> name), shown with each row (a question naming one gets their rows first:
+    ``prefer``). ``log``: a ``LayeredTurn`` a turn; ``last_retrieved``: the latest rows retrieved;
+    ``embed_reply_chunks``: chunks of a long reply embedded (``EMBED_REPLY_CHUNKS``; ``None``: all).
+    ValueError (a setting out of range; a budget a Milvus search cannot serve) or InvalidIdError when made."""
 
     cost_note = ("every turn; summary calls now and then",
                  "window + running summary + statements retrieved within a token budget")
@@ -106,7 +106,7 @@ class LayeredMemory:
         self.statement_retrieval_tokens, self.neighbours_of = statement_retrieval_tokens, neighbours_of
         self.stored_tokens, self.other_speaker = 0, OtherSpeaker()
         self.embed_reply_chunks = EMBED_REPLY_CHUNKS
-        self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Hit]
+        self.log, self.last_retrieved = [], []  # list[LayeredTurn], list[Row]
         self._sources, self._turn = RowSources(), None  # the turn being written: a LayeredTurn
 
     name = property(lambda self: f"layered (window {self.window_tokens} + summary {self.max_summary_tokens}"
@@ -167,11 +167,11 @@ class LayeredMemory:
             return words in in_window or any(i in window_ids and words in window_ids[i] for i in sources)
 
         candidates = max(MIN_CANDIDATES, budget // TOKENS_PER_CANDIDATE)
-        hits, text = fill_budget(self.store, self.user_id, question, budget, candidates=candidates,
+        rows, text = fill_budget(self.store, self.user_id, question, budget, candidates=candidates,
                                  neighbours_of=self.neighbours_of, words=True, skip=in_the_window,
                                  prefer=self.prefer(question))
-        self._turn.retrieved = self.last_retrieved = list(hits)
-        covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(hits)))}  # chunks: their message once
+        self._turn.retrieved = self.last_retrieved = list(rows)
+        covers = {COVERS_KEY: list(dict.fromkeys(self._sources.sources(rows)))}  # chunks: their message once
         return HumanMessage(text, id=RETRIEVED_ID, additional_kwargs=covers) if text else None
 
     def after_turn(self, model: BaseChatModel, stored: Sequence[BaseMessage]) -> list[BaseMessage]:
