@@ -85,10 +85,10 @@ class ChunkWriter:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")
         if any(n is not None and (type(n) is not int or n < 1) for n in (embed_chunks, embedded_chunks)):
             raise ValueError(f"each must be an int >= 1 or None: {embed_chunks=}, {embedded_chunks=}")
-        turn = uuid.uuid4().hex
-        rows = [{"id": f"{turn}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
-                 "round": round, **columns, "turn_id": turn, "chunk": i, "chunks": len(chunks), "embedded": 1}
-                for i, chunk in enumerate(chunks)]
+        turn_id = uuid.uuid4().hex  # the message's: every chunk carries it
+        rows = [{"id": f"{turn_id}-{i}", "content": chunk, "user_id": user_id, "session_id": session_id,
+                 "round": round, **columns, "turn_id": turn_id, "chunk": i, "chunks": len(chunks),
+                 "embedded": 1} for i, chunk in enumerate(chunks)]
         if not embed:
             with_vector = 0
         elif embedded_chunks is None:
@@ -105,8 +105,8 @@ class ChunkWriter:
                 now = embed_chunks - 1  # how many of them are embedded with the first chunk
                 rows = rows[:1] + rows[with_vector:] + queue[:now]
                 self.waiting = queue[now:]
-        self._write_or_wait(rows, turn)
-        return [f"{turn}-{i}" for i in range(len(chunks))]
+        self._write_or_wait(rows, turn_id)
+        return [f"{turn_id}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
         """Embed and insert the chunks ``waiting``, oldest first, ``limit`` at most (``None``: all); if
@@ -117,12 +117,12 @@ class ChunkWriter:
         self._write_or_wait(rows)
         return len(rows)
 
-    def _write_or_wait(self, rows: list[dict], turn: str = "") -> None:  # on failure: taken ones wait again
+    def _write_or_wait(self, rows: list[dict], turn_id: str = "") -> None:  # failed: taken ones wait again
         try:
             self._write(rows)
-        except BaseException:  # ``turn``'s rows (an add that failed) neither written nor waiting
+        except BaseException:  # ``turn_id``'s chunks (an add that failed) neither written nor waiting
             with self._lock:
-                self.waiting = [row for row in [*rows, *self.waiting] if row["turn_id"] != turn]
+                self.waiting = [row for row in [*rows, *self.waiting] if row["turn_id"] != turn_id]
             raise
 
     @contextlib.contextmanager

@@ -86,10 +86,10 @@ def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str
     ``shortened`` to ``MAX_FOLDED_MESSAGE_TOKENS`` (a pasted file does not make the call unbounded)."""
     text = _TEXT[language]
     max_words = max(10, int(max_summary_tokens * 0.6))  # OpenAI: a token is ~3/4 word; with margin
-    folded = [m if default_counter().message_tokens(m) <= MAX_FOLDED_MESSAGE_TOKENS
-              else m.model_copy(update={"content": shortened(m.text)}) for m in messages]
+    shown = [m if default_counter().message_tokens(m) <= MAX_FOLDED_MESSAGE_TOKENS  # as the call reads it
+             else m.model_copy(update={"content": shortened(m.text)}) for m in messages]
     body = (f"{text['previous']}\n{previous.strip() or text['none']}\n\n"
-            f"{text['new']}\n{get_buffer_string(folded)}\n\n{text['ask']}")
+            f"{text['new']}\n{get_buffer_string(shown)}\n\n{text['ask']}")
     return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
 
 
