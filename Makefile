@@ -51,7 +51,7 @@ check: $(STAMP)
 	$(VENV)/bin/python scripts/lessons.py 00 --out build/check
 	$(VENV)/bin/python scripts/check_milvus.py
 	@$(VENV)/bin/python -c "from helpers import show_setup; show_setup()"
-	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, widgets; Milvus Lite stored and found memories; the line above names the models the lessons will use, and a note if a key failed)"
+	@echo "make check: OK (lesson 00 ran: chat model, tokenizer, embeddings, widgets; Milvus (Lite, or the server MILVUS_URI names) stored and found memories; the line above names the models the lessons will use, and a note if a key failed)"
 
 # Re-make the exact locks from requirements.in and requirements-dev.in in a throwaway venv
 # (Python 3.11, the oldest supported; the same lock installs on 3.12 and 3.13).

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import subprocess
 import sys
 import textwrap
 import threading
 import unicodedata
 import uuid
+from pathlib import Path
 
 import pytest
 from hash_embeddings import HashEmbeddings
@@ -689,3 +691,21 @@ def test_a_search_reads_every_column_of_the_rows_it_keeps_and_no_long_row_crowds
         assert [p.score for p in chunks] == sorted((p.score for p in chunks), reverse=True)
     finally:
         store.drop()
+
+
+def test_make_check_checks_the_milvus_that_milvus_uri_names(uri):
+    """``make check``'s Milvus step opens the server MILVUS_URI names (a Lite path: a Lite of its own)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "check_milvus.py"
+
+    def check(milvus_uri: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "MILVUS_URI": milvus_uri}
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    server = uri.startswith("http")
+    name = f"Milvus at {uri} (MILVUS_URI)" if server else "Milvus Lite"
+    done = check(uri)
+    assert done.returncode == 0 and done.stdout.startswith(f"{name}: stored, found and deleted 2"), done
+    if server:  # nowhere to be found: the same check, a port no server listens on
+        done = check("http://localhost:9")
+        assert done.returncode == 1 and "check FAILED: MilvusUnavailableError" in done.stdout, done

@@ -415,3 +415,27 @@ def test_render_messages_names_a_memory_block_by_its_source(model):
                 HumanMessage("What pets do I keep?")]
     view = render_messages(messages, reply=model.invoke(messages))
     assert repr(view).splitlines()[-1] == "answer read in message 0 (memory 'summary')"
+
+
+def test_a_reply_that_quoted_nothing_is_labelled_the_stand_ins_reading(model):
+    from helpers.course.display import read_from, render_messages
+
+    messages = [HumanMessage("I keep snails."), AIMessage("Okay."), HumanMessage("What is my sister's job?")]
+    reply = model.invoke(messages)
+    assert reply.content.startswith("I don't know")
+    assert repr(render_messages(messages, reply=reply)).splitlines()[-1] == read_from(reply)
+    assert read_from(reply).startswith("the stand-in quoted no line")
+    assert read_from(AIMessage("I don't know.")) == ""  # a real model's reply: no label
+
+
+def test_an_explorer_labels_the_stand_ins_replies_and_not_a_real_models(model):
+    from html import escape
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helpers.course.widgets import STAND_IN_REPLY, TruncationExplorer
+
+    offline = TruncationExplorer("alice_intro_en", model)
+    assert escape(STAND_IN_REPLY) in offline.view.value and "<th>stand-in's reply</th>" in offline.costs.value
+    real = TruncationExplorer("alice_intro_en", FakeListChatModel(responses=["Hello."] * 50))
+    assert "stand-in" not in real.view.value + real.costs.value and "<b>reply:</b>" in real.view.value

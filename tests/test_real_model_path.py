@@ -164,3 +164,16 @@ def test_show_setup_falls_back_per_part(openai_server, monkeypatch, capsys):
     assert "This kernel uses the offline embeddings" in out
     assert "CHAT_MODEL='typo-model' is not in the model list" in out and MODEL in out
     assert "Traceback" not in out
+
+
+def test_a_refused_key_from_the_shell_says_the_shell_wins_over_dotenv(openai_server, monkeypatch, tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("OPENAI_API_KEY=sk-in-the-file\n")
+    monkeypatch.setenv("COURSE_DOTENV", str(dotenv))
+    settings = settings_for(openai_server, key="wrong-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")  # exported in the shell: it wins over the file
+    problem = list_models(settings)[0]
+    assert "OPENAI_API_KEY is set in the shell that started JupyterLab, and it wins over .env" in problem
+    dotenv.write_text("OPENAI_API_KEY=wrong-key\n")  # the same key in the file: fix it there
+    assert list_models(settings)[0].endswith("Fix it in .env and restart the kernel, or remove the key to "
+                                             "work offline.")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pandas as pd
 from langchain_core.messages import BaseMessage
 
+from helpers.course.offline_model import MODEL_NAME as STAND_IN
 from helpers.evaluate import recall_totals
 from helpers.memory import DROPPED, KEPT, RETRIEVED, SUMMARIZED, SUMMARY, TurnRecord, totals
 from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, count_message_tokens
@@ -58,11 +59,15 @@ def collapsed_line(count: int, mark: str) -> str:
 
 def read_from(reply: BaseMessage | None) -> str:
     """Where the offline stand-in read its answer (``response_metadata["evidence"]``), as one line:
-    "answer read in message 3 (user)", "... in message 1 (memory 'summary')"; "" for a reply without that
-    (a real model does not say)."""
+    "answer read in message 3 (user)", "... in message 1 (memory 'summary')"; the stand-in's reply that
+    quoted nothing says so (a miss is its reading, not the memory's); "" for a real model's."""
     used = (reply.response_metadata.get("evidence") or []) if reply is not None else []
     where = [f"{u['message']} ({_source(u)})" for u in used]
-    return f"answer read in message {', '.join(dict.fromkeys(where))}" if where else ""
+    if where:
+        return f"answer read in message {', '.join(dict.fromkeys(where))}"
+    if reply is not None and reply.response_metadata.get("model_name") == STAND_IN:  # it quoted nothing
+        return "the stand-in quoted no line: none it was sent came close enough (it can miss one)"
+    return ""
 
 
 def _source(evidence: dict) -> str:  # a memory block by its source ("memory 'summary'"), else the role

@@ -3,6 +3,7 @@ provider errors become one plain sentence (``describe_provider_error``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -46,6 +47,9 @@ def describe_provider_error(exc: BaseException, settings: Settings, part: str = 
         key_var, url_var, model_var = "OPENAI_API_KEY", "OPENAI_BASE_URL", "CHAT_MODEL"
         model, where = settings.chat_model, settings.chat_base_url or "OpenAI's API"
     fix = "Fix it in .env and restart the kernel, or remove the key to work offline."
+    if _set_in_shell(key_var):  # what the kernel was started with wins over .env (config.read_environment)
+        fix = (f"{key_var} is set in the shell that started JupyterLab, and it wins over .env: fix or unset "
+               "it there and restart JupyterLab, or remove the key to work offline.")
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return f"The key in {key_var} was refused by {where}. {fix}"
     if isinstance(exc, openai.APIConnectionError):
@@ -57,6 +61,12 @@ def describe_provider_error(exc: BaseException, settings: Settings, part: str = 
     if isinstance(exc, openai.APIError):
         return f"{where} answered with an error: {exc}. {fix}"
     return None
+
+
+def _set_in_shell(name: str) -> bool:  # in the process environment, with another value than .env's
+    value = os.environ.get(name)
+    return bool(value) and value != config.read_environment({"COURSE_DOTENV": os.environ.get(
+        "COURSE_DOTENV", "")}).get(name)
 
 
 def list_models(settings: Settings, part: str = "chat") -> tuple[str | None, list[str]]:

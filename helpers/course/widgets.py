@@ -27,6 +27,7 @@ from helpers.course.display import (
     cost_table,
     messages_html,
 )
+from helpers.course.offline_model import OfflineChatModel
 from helpers.course.setup import get_chat_model
 from helpers.memory import DROPPED, RETRIEVED, SUMMARIZED, replay
 from helpers.retrieval import format_hits, format_turn
@@ -43,6 +44,8 @@ VIEW_MAX_HEIGHT = "520px"  # the view scrolls inside this height: the explorer f
 FULL_LABEL = {"description_width": "initial"}  # whole labels (ipywidgets cuts them at 80 px)
 BUTTONS = {"description_width": "initial", "button_width": "130px"}
 BUSY_TEXT = "⏳ replaying…"
+# The offline stand-in's replies are labelled as its reading, so a miss or a quote is not read as memory's.
+STAND_IN_REPLY = "the stand-in's reply (its reading of what was sent: it can miss a line it was sent):"
 
 
 def _control(kind, description: str, width: str = "360px", **options):
@@ -160,13 +163,21 @@ class _Explorer(_Shown):
             return
         self.view.value = self._view_html(strategy)
         totals = ", ".join(f"{k}: {v}" for k, v in cost_summary(self.records).items())
-        self.costs.value = cost_table(self.records).to_html() + f"<p style='color:{TEXT_COLOUR}'>{totals}</p>"
+        who = "stand-in's reply" if self._stand_in() else "reply"
+        table = cost_table(self.records).rename(columns={"reply": who}).to_html()
+        self.costs.value = table + f"<p style='color:{TEXT_COLOUR}'>{totals}</p>"
 
     def _view_html(self, strategy) -> str:
         record = self.records[self.turn.value - 1]
         title = (f"{strategy.name}: turn {record.turn}, what the model is sent "
                  f"({record.prompt_tokens} prompt tokens)")
-        return messages_html(record.timeline, record.marks, title, collapse=True) + _p("reply:", record.reply)
+        return messages_html(record.timeline, record.marks, title, collapse=True) + self._reply_html(record)
+
+    def _stand_in(self) -> bool:  # the offline stand-in answers, not a real model
+        return isinstance(self.model, OfflineChatModel)
+
+    def _reply_html(self, record) -> str:  # the stand-in's reply is labelled as its reading
+        return _p(STAND_IN_REPLY if self._stand_in() else "reply:", record.reply)
 
 
 class TruncationExplorer(_Explorer):
@@ -266,7 +277,7 @@ class LayeredExplorer(_Explorer):
                  f"{memory.statement_retrieval_tokens} for one that does not)")
         note = (f"<p style='color:{MUTED_COLOUR}'>{earlier} earlier messages are outside the window: "
                 "they reach the model only through the summary or a retrieved memory.</p>")
-        return messages_html(record.prompt, record.prompt.marks(), title) + note + _p("reply:", record.reply)
+        return messages_html(record.prompt, record.prompt.marks(), title) + note + self._reply_html(record)
 
 
 class RetrievalExplorer(_Shown):
