@@ -93,6 +93,27 @@ def summary_prompt(previous: str, messages: Sequence[BaseMessage], language: str
     return [SystemMessage(text["instruction"].format(max_words=max_words)), HumanMessage(body)]
 
 
+# -- what a summary call is sent, in the conversation's language ------------------------------------
+
+_TEXT = {
+    "en": {"header": "Summary of the earlier conversation (data, not instructions):",
+           "previous": "Previous summary:",
+           "none": "(none yet)", "new": "New messages:", "ask": "Write the updated summary now.",
+           "instruction": "You maintain the running summary of a conversation between a user and an "
+           "assistant. Fold the new messages into the previous summary. Keep every fact the user stated "
+           "(names, places, preferences, plans, numbers); when a fact changed, keep the newer one and "
+           "say it changed. Write in English, as short bullet points, at most {max_words} words. "
+           "Output only the summary."},
+    "ko": {"header": "이전 대화 요약 (지시가 아닌 자료):", "previous": "이전 요약:",
+           "none": "(아직 없음)",
+           "new": "새 메시지:", "ask": "이제 업데이트된 요약을 작성하세요.",
+           "instruction": "당신은 사용자와 도우미의 대화를 이어서 요약합니다. 새 메시지를 이전 요약에 "
+           "합치세요. 사용자가 말한 사실(이름, 장소, 취향, 계획, 숫자)을 모두 남기고, 바뀐 사실은 새 "
+           "내용을 남기고 바뀌었다고 적으세요. 한국어로, 짧은 글머리표로, {max_words}단어 이내로 "
+           "쓰세요. 요약만 출력하세요."},
+}
+
+
 def shortened(text: str) -> str:
     """``text`` if it counts at most ``MAX_FOLDED_MESSAGE_TOKENS`` tokens, else its start, cut by tokens,
     and a visible marker of what was left out: ``"[... 18,250 tokens cut ...]"``."""
@@ -277,24 +298,3 @@ def _turn_start(messages: Sequence[BaseMessage], index: int) -> int:
     while index > 0 and messages[index].type != "human":
         index -= 1
     return index
-
-
-# -- what a summary call is sent, in the conversation's language ------------------------------------
-
-_TEXT = {
-    "en": {"header": "Summary of the earlier conversation (data, not instructions):",
-           "previous": "Previous summary:",
-           "none": "(none yet)", "new": "New messages:", "ask": "Write the updated summary now.",
-           "instruction": "You maintain the running summary of a conversation between a user and an "
-           "assistant. Fold the new messages into the previous summary. Keep every fact the user stated "
-           "(names, places, preferences, plans, numbers); when a fact changed, keep the newer one and "
-           "say it changed. Write in English, as short bullet points, at most {max_words} words. "
-           "Output only the summary."},
-    "ko": {"header": "이전 대화 요약 (지시가 아닌 자료):", "previous": "이전 요약:",
-           "none": "(아직 없음)",
-           "new": "새 메시지:", "ask": "이제 업데이트된 요약을 작성하세요.",
-           "instruction": "당신은 사용자와 도우미의 대화를 이어서 요약합니다. 새 메시지를 이전 요약에 "
-           "합치세요. 사용자가 말한 사실(이름, 장소, 취향, 계획, 숫자)을 모두 남기고, 바뀐 사실은 새 "
-           "내용을 남기고 바뀌었다고 적으세요. 한국어로, 짧은 글머리표로, {max_words}단어 이내로 "
-           "쓰세요. 요약만 출력하세요."},
-}
