@@ -27,11 +27,13 @@ def main() -> int:
         uri = None if server else str(Path(folder) / "check.db")
         try:
             with open_store("course_check", uri=uri, settings=settings, drop_existing=True) as store:
-                store.add("check", "s1", 1, "제 이름은 민수예요.", kind="statement", speaker="user")
-                store.add("check", "s1", 2, "I keep three beehives.", kind="statement", speaker="user")
-                best = store.search("check", "제 이름이 뭐였죠?", 1)
-                deleted = store.delete_user("check")
-                store.drop()
+                try:
+                    store.add("check", "s1", 1, "제 이름은 민수예요.", kind="statement", speaker="user")
+                    store.add("check", "s1", 2, "I keep three beehives.", kind="statement", speaker="user")
+                    best = store.search("check", "제 이름이 뭐였죠?", 1)
+                    deleted = store.delete_user("check")
+                finally:
+                    store.drop()  # nothing of the check is left on a server
         except Exception as error:  # any failure here is the learner's setup: say it in one line
             print(f"{name} check FAILED: {type(error).__name__}: {error}")
             return 1

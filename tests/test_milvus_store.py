@@ -706,6 +706,11 @@ def test_make_check_checks_the_milvus_that_milvus_uri_names(uri):
     name = f"Milvus at {uri} (MILVUS_URI)" if server else "Milvus Lite"
     done = check(uri)
     assert done.returncode == 0 and done.stdout.startswith(f"{name}: stored, found and deleted 2"), done
-    if server:  # nowhere to be found: the same check, a port no server listens on
+    if server:  # nothing of it left on the server; then the same check where no server listens
+        client = connect(uri, None)
+        try:
+            assert not client.has_collection("course_check")
+        finally:
+            client.close()
         done = check("http://localhost:9")
         assert done.returncode == 1 and "check FAILED: MilvusUnavailableError" in done.stdout, done
