@@ -174,8 +174,9 @@ class MemoryStore(ChunkWriter, Collection):
                           f"[{', '.join(str(hit.round + step) for step in steps)}])" for hit in hits})
         found = self._query(f"{where} and ({' or '.join(clauses)})") if clauses and steps else []
         at = {(row.session_id, row.round): row for row in self._group(found)}
-        return {hit.turn_id: [at[key] for step in steps if (key := (hit.session_id, hit.round + step))
-                              in at and at[key].turn_id != hit.turn_id] for hit in hits}
+        nearest = {hit.turn_id: [(hit.session_id, hit.round + step) for step in steps] for hit in hits}
+        return {turn: [at[key] for key in keys if key in at and at[key].turn_id != turn]  # not the hit itself
+                for turn, keys in nearest.items()}
 
     def rows(self, user_id: str, session_id: str | None = None, limit: int = 1000) -> list[Row]:
         """The rows of ``user_id`` (or of one session), oldest first in UTC; at most ``limit`` chunks read."""
