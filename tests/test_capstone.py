@@ -38,6 +38,7 @@ def lesson_values() -> dict:
 def designs(tmp_path_factory, model):
     """Each grid setting -> (largest prompt, probes reached, the layers carrying each probe's evidence)."""
     from helpers.course.data import load_conversation
+    from helpers.course.measure import probe_task
     from helpers.course.milvus import open_store, quiet_milvus_logs
     from helpers.evaluate import evaluate_strategy
     from helpers.layered import LayeredMemory
@@ -46,11 +47,7 @@ def designs(tmp_path_factory, model):
     quiet_milvus_logs()
     values, month = lesson_values(), load_conversation("minsu_month_ko")
     questions, limit = values["questions"], values["TOKEN_LIMIT"]
-    task = {"system": month.system,
-            "turns": [{"id": f"t{n}", "session_id": "session-1", "text": text}
-                      for n, text in enumerate(month.turns, 1)],
-            "probes": [{"turn_id": f"t{q}", "evidence": [f"t{e}"], "expects": [word]}
-                       for q, (e, word) in questions.items()]}
+    task = probe_task(month, questions)  # the lesson's run_budgets replays the same
     found = {}
     uri = str(tmp_path_factory.mktemp("capstone") / "capstone.db")
     with open_store("capstone_grid", uri=uri, drop_existing=True) as store:

@@ -214,9 +214,6 @@ def test_02_in_memory_history_remembers_and_grows():
     sent = [r["tokens sent (count_tokens)"] for r in records]
     assert all(b > a for a, b in pairwise(sent)), sent
     assert [r["messages sent"] for r in records] == [2 + 2 * i for i in range(len(records))]
-    # the provider's count (its own chat template) is near the course's estimate, not equal to it
-    gaps = [abs(r["tokens sent (count_tokens)"] - r["input tokens (reported)"]) for r in records]
-    assert all(0 < gap <= 2 * r["messages sent"] + 3 for gap, r in zip(gaps, records, strict=True))
     assert "민수" in shown["old_way"] and "민수" in shown["new_way"]  # the article's loop; LangGraph
     assert "민수" not in shown["other_thread"]
     assert_self_checked(shown, ["02.messages_sent"])

@@ -426,6 +426,11 @@ def test_a_reply_that_quoted_nothing_is_labelled_the_stand_ins_reading(model):
     assert repr(render_messages(messages, reply=reply)).splitlines()[-1] == read_from(reply)
     assert read_from(reply).startswith("the stand-in quoted no line")
     assert read_from(AIMessage("I don't know.")) == ""  # a real model's reply: no label
+    shown = repr(render_messages(messages, reply=reply)).splitlines()
+    assert shown[-2].startswith("the stand-in's reply: I don't know")  # the reply row says whose it is
+    assert "<b>the stand-in's reply</b>" in render_messages(messages, reply=reply)._repr_html_()
+    real = repr(render_messages(messages, reply=AIMessage("I don't know."))).splitlines()
+    assert real[-1] == "reply: I don't know."
 
 
 def test_an_explorer_labels_the_stand_ins_replies_and_not_a_real_models(model):

@@ -70,6 +70,11 @@ def read_from(reply: BaseMessage | None) -> str:
     return ""
 
 
+def reply_label(reply: BaseMessage) -> str:
+    """"the stand-in's reply" for the offline stand-in's (its reading of what was sent), else "reply"."""
+    return "the stand-in's reply" if reply.response_metadata.get("model_name") == STAND_IN else "reply"
+
+
 def _source(evidence: dict) -> str:  # a memory block by its source ("memory 'summary'"), else the role
     if evidence["memory"]:
         return f"memory {evidence['memory']!r}"
@@ -125,7 +130,7 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
             + "".join(body) + f"<tr><td style='{cell}'></td><td style='{cell}'><b>prompt</b></td>"
             f"<td style='{cell}text-align:right'><b>{total}</b></td>{blank}<td style='{cell}text-align:left'>"
             f"tokens of the {len(sent)} messages {marked} + 3 reply priming</td></tr>"
-            + (f"<tr><td style='{cell}'></td><td style='{cell}'><b>reply</b></td>"
+            + (f"<tr><td style='{cell}'></td><td style='{cell}'><b>{reply_label(reply)}</b></td>"
                f"<td style='{cell}'></td>{blank}"
                f"<td style='{cell}text-align:left;white-space:pre-wrap'>{html.escape(str(reply.content))}"
                f"<br><i style='color:{MUTED_COLOUR}'>{html.escape(read_from(reply))}</i></td></tr>"
@@ -153,7 +158,7 @@ class render_messages:  # noqa: N801 - a lesson calls it like a function: ``rend
             mark = f" [{r['mark']}]" if r["mark"] else ""
             lines.append(f"{r['index']:>3} {r['role']:<9} {r['tokens']:>5}{mark} {r['content']}")
         if self.reply is not None:
-            lines += [f"reply: {self.reply.content}", read_from(self.reply)]
+            lines += [f"{reply_label(self.reply)}: {self.reply.content}", read_from(self.reply)]
         return "\n".join(line for line in lines if line)
 
 

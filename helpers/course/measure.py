@@ -1,6 +1,7 @@
 """Lesson 08's numbers outside a replay: how far a live run may land from a saved one
-(``saved_differences``), and the closing exercise (your own chat export against context windows:
-``load_exported_conversation``, ``context_fit``). ``make evaluate`` is ``scripts/measure.py``."""
+(``saved_differences``), the capstone's replay (``probe_task``, ``run_budgets``), and the closing
+exercise (your own chat export against context windows: ``load_exported_conversation``,
+``context_fit``). ``make evaluate`` is ``scripts/measure.py``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
+from helpers.course.data import Conversation
+from helpers.course.offline_model import OfflineChatModel
+from helpers.evaluate import evaluate_strategy
+from helpers.layered import LayeredMemory
+from helpers.store import MemoryStore
 from helpers.text import nfc
 from helpers.tokens import count_tokens
 
@@ -85,3 +92,36 @@ def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> li
              "conversation + reply": total, "% of window": round(100 * total / m["context_tokens"], 1),
              "fits": total <= m["context_tokens"], "source": m["source"], "checked": m["checked"]}
             for m in windows["models"]]
+
+
+def probe_task(conversation: Conversation, questions: dict[int, tuple[int, str]]) -> dict:
+    """A short conversation as ``evaluate_strategy`` reads a long one: one session, and a probe for each
+    question, ``{question's turn: (the turn stating the answer, the answer's word)}`` (turns from 1)."""
+    return {"system": conversation.system,
+            "turns": [{"id": f"t{n}", "session_id": "session-1", "text": text}
+                      for n, text in enumerate(conversation.turns, 1)],
+            "probes": [{"turn_id": f"t{q}", "evidence": [f"t{e}"], "expects": [word]}
+                       for q, (e, word) in questions.items()]}
+
+
+def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[int, tuple[int, str]],
+                model: BaseChatModel, token_limit: int, **budgets: int):
+    """The capstone: replay ``conversation`` through ``LayeredMemory(store, ..., **budgets)`` (budgets in
+    tokens; the user's rows are deleted first, so each run starts empty), print whether every question
+    reached its evidence with no prompt over ``token_limit`` tokens, and return a ``DataFrame`` of the
+    question turns: prompt tokens, each layer's tokens, how the evidence was reached, the reply."""
+    import pandas as pd
+
+    store.delete_user(conversation.user_id)
+    memory = LayeredMemory(store, conversation.user_id, "session-1", **budgets)
+    rows = evaluate_strategy(memory, probe_task(conversation, questions), model, progress=False)
+    largest = max(r.prompt_tokens for r in rows)
+    reached = sum(bool(r.evidence_reached) for r in rows if r.probe)
+    passed = reached == len(questions) and largest <= token_limit
+    print(f"evidence reached: {reached} of {len(questions)}; largest prompt: {largest} tokens "
+          f"(limit {token_limit}) → {'PASS' if passed else 'not yet: change the budgets'}")
+    reply = "the stand-in's reply" if isinstance(model, OfflineChatModel) else "reply"
+    return pd.DataFrame([{"turn": r.turn, "prompt": r.prompt_tokens, "window": t.window_section_tokens,
+                          "summary": t.summary_section_tokens, "retrieved": t.retrieved_section_tokens,
+                          "evidence reached": r.how or False, reply: r.reply}
+                         for r, t in zip(rows, memory.log, strict=True) if r.probe]).set_index("turn")
