@@ -3,12 +3,14 @@
 
 The minutes are timed as a fresh instructor would time them (issue 39): per lesson, ``FRAMING``
 minutes to frame it, every word of prose outside *Going further* (Try it and Summary included) and
-each check's Why read at ``WORDS_PER_MINUTE``, code outside a "▶ Demo" lane (run from the front,
-watched, not read) at ``LINES_PER_MINUTE``, ``PER_TASK`` minutes for each check and explorer, the
-measured waits (``WAITS``) and a capstone's minutes in all (``CAPSTONE``), then ``STRAGGLERS`` (+10%),
-rounded. Each Goals cell states its result; the guide's table "How the minutes were estimated"
-shows the arithmetic; ``tests/test_lesson_minutes.py`` checks that the three agree with this
-script, with the guide's schedule, and that the core of lessons 01-08 fits ``CORE_LIMIT``.
+each check's Why read at ``WORDS_PER_MINUTE``, every code line the room sees at ``LINES_PER_MINUTE``
+(a "▶ Demo" lane's too: it is read on the projector), ``PER_TASK`` minutes for each check and each
+explorer the room works itself, ``DEMO_EXPLORER`` for an explorer in a demo lane (the instructor moves
+the sliders, the room watches and calls out), the measured waits (``WAITS``) and a capstone's minutes
+in all (``CAPSTONE``), then ``STRAGGLERS`` (+10%), rounded. Each Goals cell states its result; the
+guide's table "How the minutes were estimated" shows the arithmetic; ``tests/test_lesson_minutes.py``
+checks that the three agree with this script, with the guide's schedule, and that the core of
+lessons 01-08 fits ``CORE_LIMIT``.
 
 A cell belongs to *Going further* from a heading that starts with "Going further" to the next
 heading of the same or a higher level; the Try it, Summary and Next sections (done after the day,
@@ -33,9 +35,10 @@ PROSE_LIMIT = 3500  # words of core prose in 01-08 together
 AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sections done after the day
 FRAMING = 2  # minutes to frame a lesson
 WORDS_PER_MINUTE = 100  # the room reads English as a second language
-LINES_PER_MINUTE = 10  # code the room reads and runs
-PER_TASK = 3  # minutes for each check (read, predict, run, Why) and each explorer task
-WAITS = {"07": 0.5}  # minutes the room waits on slow cells (07: two sessions replayed, about 25 s)
+LINES_PER_MINUTE = 10  # code the room reads, runs or watches run
+PER_TASK = 3  # minutes for each check (read, predict, run, Why) and each explorer the room works itself
+DEMO_EXPLORER = 2  # minutes for an explorer run from the front (a demo lane): watched, not worked
+WAITS = {"07": 0.5, "08": 1}  # minutes the room waits on slow cells (07: two sessions; 08: 300 turns)
 CAPSTONE = {"08": 7}  # a capstone run from the front: the task, the defaults, hints and runs, in all
 STRAGGLERS = 1.1  # +10% for the slowest in the room
 
@@ -51,6 +54,7 @@ class Part:
     demo_lines: int = 0  # of those, in a "▶ Demo" lane: run from the front, not read by the room
     checks: int = 0  # ask("...") predictions
     explorers: int = 0  # widgets with sliders (a line that builds a ...Explorer)
+    demo_explorers: int = 0  # of those, in a "▶ Demo" lane
 
 
 def prose_words(markdown: str) -> int:
@@ -88,7 +92,9 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
         lines = sum(1 for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
         part.lines += lines
         part.demo_lines += lines if demo else 0
-        part.explorers += len(re.findall(r"\b\w+Explorer\(", source))
+        explorers = len(re.findall(r"\b\w+Explorer\(", source))
+        part.explorers += explorers
+        part.demo_explorers += explorers if demo else 0
         for qid in re.findall(r'\bask\("([^"]+)"\)', source):
             part.checks += 1
             part.why_words += prose_words(whys.get(qid, {}).get("why", ""))
@@ -107,9 +113,9 @@ class Timing:
     """A lesson's core minutes by the method (module docstring), with the counts they come from."""
 
     words: int  # prose outside Going further (Try it and Summary included) and the Whys of its checks
-    lines: int  # code lines outside a demo lane
-    tasks: int  # checks and explorers
-    extra: float  # waits and capstone, minutes
+    lines: int  # code lines, demo lanes included
+    tasks: int  # checks, and explorers the room works itself
+    extra: float  # explorer demos, waits and capstone, minutes
     raw: float  # minutes before the stragglers' 10%
     minutes: int  # raw * STRAGGLERS, rounded
 
@@ -120,9 +126,10 @@ def timed_minutes(path: Path, whys: dict[str, dict] | None = None) -> Timing:
     number, parts = path.name[:2], lesson_parts(path, whys)
     read = [parts["core"], parts["after"]]
     words = sum(p.words + p.why_words for p in read)
-    lines = sum(p.lines - p.demo_lines for p in read)
-    tasks = sum(p.checks + p.explorers for p in read)
-    extra = WAITS.get(number, 0) + CAPSTONE.get(number, 0)
+    lines = sum(p.lines for p in read)
+    tasks = sum(p.checks + p.explorers - p.demo_explorers for p in read)
+    demos = sum(p.demo_explorers for p in read)
+    extra = DEMO_EXPLORER * demos + WAITS.get(number, 0) + CAPSTONE.get(number, 0)
     raw = FRAMING + words / WORDS_PER_MINUTE + lines / LINES_PER_MINUTE + PER_TASK * tasks + extra
     return Timing(words, lines, tasks, extra, raw, int(raw * STRAGGLERS + 0.5))
 
@@ -154,7 +161,7 @@ def main() -> int:
             core_total += stated[0] or 0
     prose = {p.name[:2]: core_prose(p) for p in paths if p.name[:2] in PROSE_BUDGET}
     timed = {n: timed_minutes(p) for p in paths if (n := p.name[:2]) in PROSE_BUDGET}
-    print("\nTimed (2 + words/100 + lines/10 + 3 x tasks + waits and capstone, x 1.1): " + ", ".join(
+    print("\nTimed (2 + words/100 + lines/10 + 3 x checks + demos, waits, capstone, x 1.1): " + ", ".join(
         f"{n} 2 + {t.words}/100 + {t.lines}/10 + 3x{t.tasks}{f' + {t.extra:g}' if t.extra else ''} = "
         f"{t.raw:.2f} -> {t.minutes}" for n, t in timed.items())
         + f"; {sum(t.minutes for t in timed.values())} in all")

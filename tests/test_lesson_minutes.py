@@ -118,7 +118,7 @@ def test_the_counts_are_what_they_say(tmp_path):
     nb = {"cells": [cell("markdown", goals + "word " * 190),
                     cell("code", 'with ask("q1") as q:\n    # a comment\n    q.measured(1)'),
                     cell("code", "explorer = TruncationExplorer(x)\nexplorer"),
-                    cell("markdown", "▶ Demo"), cell("code", "x = 2\ny = 3"),
+                    cell("markdown", "▶ Demo"), cell("code", "x = 2\ny = 3\nLayeredExplorer(s)"),
                     cell("markdown", "## Going further: more\n" + "w " * 96), cell("code", "x = 1"),
                     cell("markdown", "## Try it\nplay"), cell("code", "# your experiments here")],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -127,14 +127,15 @@ def test_the_counts_are_what_they_say(tmp_path):
     parts = minutes.lesson_parts(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
     core, further, after = parts["core"], parts["going further"], parts["after"]
     assert (core.words, core.why_words, core.cells, core.lines, core.demo_lines, core.checks,
-            core.explorers) == (202, 10, 3, 6, 2, 1, 1)
+            core.explorers, core.demo_explorers) == (202, 10, 3, 7, 3, 1, 2, 1)
     assert (further.words, further.cells, further.lines, further.checks) == (99, 1, 1, 0)
     assert (after.words, after.cells, after.lines) == (3, 1, 0)
     assert minutes.stated_minutes(path) == (5, 2)
-    # 2 framing + (202 + 10 + 3 words)/100 + (6 - 2 demo lines)/10 + 3 x (1 check + 1 explorer) = 10.55
+    # 2 framing + (202 + 10 + 3 words)/100 + 7 lines (demo lanes too)/10 + 3 x (1 check + 1 explorer the
+    # room works) + 2 (the explorer in a demo lane, watched) = 12.85
     timed = minutes.timed_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
-    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 4, 2, 0)
-    assert timed.raw == pytest.approx(10.55) and timed.minutes == 12  # x 1.1 = 11.6
+    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 7, 2, 2)
+    assert timed.raw == pytest.approx(12.85) and timed.minutes == 14  # x 1.1 = 14.1
 
 
 def test_every_glossary_term_is_in_the_lesson_it_names():
