@@ -433,6 +433,15 @@ def test_a_reply_that_quoted_nothing_is_labelled_the_stand_ins_reading(model):
     assert real[-1] == "reply: I don't know."
 
 
+def test_an_earlier_reply_of_the_stand_in_is_labelled_in_a_rendered_prompt(model):
+    from helpers.course.display import message_rows
+
+    asked = [HumanMessage("Tell me a joke.")]
+    stand_in_reply = model.invoke(asked)  # its "I can only answer from..." reply, re-sent later
+    later = [*asked, stand_in_reply, HumanMessage("I keep snails."), AIMessage("Okay.")]  # Okay.: recorded
+    assert [r["role"] for r in message_rows(later)] == ["user", "assistant (stand-in)", "user", "assistant"]
+
+
 def test_an_explorer_labels_the_stand_ins_replies_and_not_a_real_models(model):
     from html import escape
 

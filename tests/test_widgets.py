@@ -20,7 +20,7 @@ from helpers.window import CountWindow, FullHistory, LastN, TokenWindow
 # --- widgets -------------------------------------------------------------------------------
 
 
-ROW = re.compile(r"<td>\d+</td><td>(\w+)</td><td>\d+</td><td>(\w+)</td>"
+ROW = re.compile(r"<td>\d+</td><td>(\w+(?: \(stand-in\))?)</td><td>\d+</td><td>(\w+)</td>"
                  r"|<td>\d+</td><td>\w+</td><td>… (\d+) earlier messages? (\w+)</td>")
 
 
@@ -57,8 +57,8 @@ def test_truncation_explorer(month):
     assert rows(view)[0] == ("system", "kept")
     # 15 earlier questions and replies dropped, collapsed into one line after the system prompt
     assert "… 30 earlier messages dropped" in view
-    assert rows(view)[1:] == [("…", "dropped")] * 30 + [("user", "kept"), ("assistant", "kept"),
-                                                        ("user", "kept")]
+    assert rows(view)[1:] == [("…", "dropped")] * 30 + [("user", "kept"),
+                                                        ("assistant (stand-in)", "kept"), ("user", "kept")]
     assert view.count("<tr") <= 10  # the window is on the first screen
     totals = cost_summary(explorer.records)
     assert ", ".join(f"{k}: {v}" for k, v in totals.items()) in explorer.costs.value

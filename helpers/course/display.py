@@ -33,9 +33,10 @@ _COLLAPSED_MARKS = ("dropped", "summarized")  # one line each run with ``message
 
 def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = None,
                  width: int = 100) -> list[dict]:
-    """One dict per message: ``index``, ``role``, ``tokens`` (this message's share of the prompt,
-    framing included, see ``helpers.tokens``), ``mark`` and ``content`` (cut to ``width``
-    characters with an ellipsis). ValueError: ``marks`` of another length than ``messages``."""
+    """One dict per message: ``index``, ``role`` ("assistant (stand-in)" for a reply the offline stand-in
+    wrote), ``tokens`` (this message's share of the prompt, framing included, see ``helpers.tokens``),
+    ``mark`` and ``content`` (cut to ``width`` characters with an ellipsis). ValueError: ``marks`` of
+    another length than ``messages``."""
     if marks is not None and len(marks) != len(messages):
         raise ValueError(f"{len(marks)} marks for {len(messages)} messages")
     rows = []
@@ -47,8 +48,11 @@ def message_rows(messages: Sequence[BaseMessage], marks: Sequence[str] | None = 
         else:
             text = " ".join(text.split())
             text = text if len(text) <= width else text[: width - 1] + "…"
-        rows.append({"index": i, "role": ROLE_NAMES.get(message.type, message.type),
-                     "tokens": count_message_tokens(message), "mark": mark, "content": text})
+        role = ROLE_NAMES.get(message.type, message.type)
+        if message.response_metadata.get("model_name") == STAND_IN:  # an earlier reply of the stand-in
+            role += " (stand-in)"
+        rows.append({"index": i, "role": role, "tokens": count_message_tokens(message), "mark": mark,
+                     "content": text})
     return rows
 
 
