@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from helpers.config import project_root
 from helpers.memory import replay
@@ -62,5 +62,14 @@ def history_of(turns: Sequence[str], model: BaseChatModel,
                system: SystemMessage | str = "") -> list[BaseMessage]:
     """``[system, user, reply, ...]``: the full history after replaying ``turns`` (at least one) through
     ``model``."""
-    last = replay(FullHistory(), turns, model, system)[-1]
-    return [*last.prompt, AIMessage(last.reply)]
+    kept = _Kept()
+    last = replay(kept, turns, model, system)[-1]
+    return [*last.prompt, kept.stored[-1]]  # the last reply as the model returned it (its metadata too)
+
+
+class _Kept(FullHistory):
+    """Full history that keeps what it stored, so ``history_of`` returns the model's own reply messages."""
+
+    def after_turn(self, model, stored):
+        self.stored = super().after_turn(model, stored)
+        return self.stored
