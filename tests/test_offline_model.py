@@ -91,6 +91,10 @@ def test_summary_request_detection_ignores_a_summary_that_is_only_provided():
     assert is_summary_request("지금까지 대화를 요약해 줘.")
     assert not is_summary_request("Here is a summary of the conversation to date:")
     assert not is_summary_request("Summarise the plot of Hamlet in two sentences.")
+    # a summary prompt that names the user, not the conversation, is one too; facts about a topic are not
+    assert is_summary_request("Summarize the facts the user stated, as short bullets.")
+    assert is_summary_request("사용자가 말한 사실을 짧게 요약해 주세요.")
+    assert not is_summary_request("Summarize the key facts about black holes.")
 
 
 def test_split_question():

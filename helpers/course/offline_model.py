@@ -127,8 +127,8 @@ _SUMMARY_REQUEST = re.compile(
 )
 _ABOUT_CONVERSATION = re.compile(
     r"\b(?:conversation|chat|discussion|messages?|history|transcript|so far|above|below|we (?:talked|"
-    r"discussed|said)|I (?:said|told|mentioned)|what I told|updated|running)\b"
-    r"|대화|이야기|메시지|지금까지|내용|업데이트",
+    r"discussed|said)|I (?:said|told|mentioned)|what I told|updated|running|the user|user's|stated)\b"
+    r"|대화|이야기|메시지|지금까지|내용|업데이트|사용자",
     re.I,
 )
 _MAX_WORDS = re.compile(r"(?:at most|no more than|under|within)\s+(\d+)\s+words|(\d+)\s*단어\s*이내", re.I)
