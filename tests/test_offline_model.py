@@ -147,6 +147,13 @@ def test_a_quote_in_an_assistant_line_is_attributed_to_who_said_it(model, line, 
     assert reply.startswith(starts) and "Sheldon" in reply, reply
 
 
+@pytest.mark.parametrize("line", ['말씀하신 대로 "제 거북이 이름은 셸던이에요."라고 기억해요.',
+                                  '전에 "제 거북이 이름은 셸던이에요."라고 말씀하셨어요.'])
+def test_a_korean_quote_of_the_user_is_read_as_the_users(model, line):
+    reply = model.invoke([AIMessage(line), HumanMessage("제 거북이 이름이 뭐예요?")]).content
+    assert reply.startswith("전에 이렇게 말씀하셨어요") and "셸던" in reply, reply  # the user's, not "I said"
+
+
 def test_reads_a_summary_stored_as_an_ai_message(model):
     messages = [
         AIMessage("Summary so far:\n- The user plays the oboe in a wind band."),

@@ -121,7 +121,7 @@ def messages_html(messages: Sequence[BaseMessage], marks: Sequence[str] | None =
             continue
         body.append(
             f'<tr style="background:{colour}"><td style="{cell}">{r["index"]}</td>'
-            f'<td style="{cell}">{r["role"]}</td>'
+            f'<td style="{cell}white-space:nowrap">{r["role"]}</td>'
             f'<td style="{cell}text-align:right">{r["tokens"]}</td>{mark}'
             f'<td style="{cell}text-align:left;white-space:pre-wrap">{html.escape(r["content"])}</td></tr>')
         i += 1

@@ -17,7 +17,7 @@ Model card
   3. *Newest wins.* Of the sentences that answer about as well as the best (``UPDATE``), it quotes the
      one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
   4. *Who said it:* the role of the message or line ("User:", "AI:"), or, in an assistant line that
-     quotes someone ('You told me: "..."', 'Mia said "..."'), the one it names.
+     quotes someone ('You told me: "..."', 'Mia said "..."', '"..."라고 하셨어요'), the one it names.
   5. *Summaries* keep what was stated, drop questions, replies and small talk (closer to everyday
      chat, ``CHAT``, than to statements about someone, ``FACTS``), keep one of two repeats, and over
      their word limit drop first the fact most like a newer one (an old value, a near repeat).
@@ -26,8 +26,7 @@ Model card
   Tuesday", or answer a question whose answer is not one sentence it was sent. It scores topics, so
   a line on the topic without the answer ("my harp teacher moved my lessons" for the teacher's name)
   may be quoted; an update worded unlike the question ("I moved to Daejeon") may lose to the old
-  line. It never invents, and it remembers nothing: a name or fact it quotes is in the messages of
-  that call.
+  line. It never invents, and remembers nothing: a name or fact it quotes is in that call's messages.
 - **A real model:** set ``OPENAI_API_KEY``, ``CHAT_MODEL`` and, for a local server such as Ollama,
   ``OPENAI_BASE_URL`` in ``.env`` (docs/instructor_guide.md, "Run it on a real model")."""
 
@@ -98,10 +97,11 @@ TEXT = {
     },
 }
 _QUOTES = re.compile(  # an assistant line quoting someone: 'You told me: "..."', '이렇게 들었어요: "..."'
-    r'([^"“”]{0,60}?(?:said|told me|was told|mentioned|wrote|말씀하셨어요|말했어요|들었어요)'
+    r'([^"“”]{0,60}?(?:said|told me|was told|mentioned|wrote|말씀하셨어요|말씀하신 대로|말했어요|들었어요)'
     r'(?: earlier| before)?)'
-    r'\s*[:,]?\s*["“](.+?)["”](?=[.,!?]?(?:\s|$))'
+    r'\s*[:,]?\s*["“](.+?)["”](?=[.,!?]?(?:\s|$|이?라고))'  # Korean: "..."라고 (quoting "that ...")
 )
+_QUOTED_THEN = re.compile(r'["“](.+?)["”]\s*이?라고\s*((?:말씀하|하셨|말했|들었)\S*)')
 _MEMORY = re.compile(r"<memory\b([^>]*)>(.*?)(?:</memory>|\Z)", re.S | re.I)
 _SOURCE = re.compile(r'source="([^"]*)"')
 _XML_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.S)
@@ -183,7 +183,7 @@ def _speaker(lead: str) -> str:
     assistant ("I"), else someone else ("I was told", a name)."""
     if re.search(r"(?i)\bwas told\b|들었", lead):
         return "other"
-    if re.search(r"(?i)\byou\b|말씀하셨", lead):
+    if re.search(r"(?i)\byou\b|말씀하|하셨", lead):
         return "human"
     return "ai" if re.search(r"(?i)^\s*I\b|제가|말했", lead) else "other"
 
@@ -207,6 +207,8 @@ def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[t
         kind = prefixed or ("bullet" if bullet else "")
         quoting = _QUOTES.finditer(line) if current == "ai" else ()
         quotes = [(_speaker(q.group(1)), q.group(2)) for q in quoting]
+        if current == "ai" and not quotes:  # a Korean quote with its verb after it: "..."라고 하셨어요
+            quotes = [(_speaker(q.group(2)), q.group(1)) for q in _QUOTED_THEN.finditer(line)]
         for who, said in quotes or [(current, line)]:
             pieces = [p.strip() for sentence in _sentences(said) for p in _LEAD.split(sentence) if p.strip()]
             found += [(p, who, memory, kind, said if len(said) <= MAX_QUOTE else p) for p in pieces]
