@@ -27,6 +27,7 @@ from helpers.tokens import count_tokens
 TOKEN_TOLERANCE = 0.02  #: relative, every count column (tokens, calls, embeddings, dollars); a count: >= 1
 PROBE_TOLERANCE = 2  #: probes, in every share column and in "unanswerable answered"
 _SHARES = ("evidence recall", "answers correct")
+_LAYER = {"verbatim": "window"}  # a layered prompt sends messages verbatim in its window only
 
 
 def saved_differences(live: Sequence[dict], saved: Sequence[dict], probes: int) -> list[str]:
@@ -109,7 +110,7 @@ def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[
     """The capstone: replay ``conversation`` through ``LayeredMemory(store, ..., **budgets)`` (budgets in
     tokens; the user's rows are deleted first, so each run starts empty), print whether every question
     reached its evidence with no prompt over ``token_limit`` tokens, and return a ``DataFrame`` of the
-    question turns: prompt tokens, each layer's tokens, how the evidence was reached, the reply."""
+    question turns: prompt tokens, each layer's tokens, the layer that carried the evidence, the reply."""
     import pandas as pd
 
     store.delete_user(conversation.user_id)
@@ -123,5 +124,5 @@ def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[
     reply = "the stand-in's reply" if isinstance(model, OfflineChatModel) else "reply"
     return pd.DataFrame([{"turn": r.turn, "prompt": r.prompt_tokens, "window": t.window_section_tokens,
                           "summary": t.summary_section_tokens, "retrieved": t.retrieved_section_tokens,
-                          "evidence reached": r.how or False, reply: r.reply}
+                          "evidence reached": _LAYER.get(r.how, r.how) or False, reply: r.reply}
                          for r, t in zip(rows, memory.log, strict=True) if r.probe]).set_index("turn")
