@@ -8,9 +8,11 @@ import html
 from collections.abc import Sequence
 
 import pandas as pd
+from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from helpers.course.offline_model import MODEL_NAME as STAND_IN
+from helpers.course.offline_model import OfflineChatModel
 from helpers.evaluate import recall_totals
 from helpers.memory import DROPPED, KEPT, RETRIEVED, SUMMARIZED, SUMMARY, TurnRecord, totals
 from helpers.tokens import REPLY_PRIMING_TOKENS, ROLE_NAMES, count_message_tokens
@@ -74,9 +76,17 @@ def read_from(reply: BaseMessage | None) -> str:
     return ""
 
 
+STAND_IN_REPLY_LABEL = "the stand-in's reply"  # its reading of what was sent, never a model's answer
+
+
 def reply_label(reply: BaseMessage) -> str:
-    """"the stand-in's reply" for the offline stand-in's (its reading of what was sent), else "reply"."""
-    return "the stand-in's reply" if reply.response_metadata.get("model_name") == STAND_IN else "reply"
+    """``STAND_IN_REPLY_LABEL`` for a reply the offline stand-in wrote, else "reply"."""
+    return STAND_IN_REPLY_LABEL if reply.response_metadata.get("model_name") == STAND_IN else "reply"
+
+
+def reply_column(model: BaseChatModel) -> str:
+    """The same label for a table of ``model``'s replies: ``STAND_IN_REPLY_LABEL`` or "reply"."""
+    return STAND_IN_REPLY_LABEL if isinstance(model, OfflineChatModel) else "reply"
 
 
 def _source(evidence: dict) -> str:  # a memory block by its source ("memory 'summary'"), else the role

@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 
 from helpers.config import project_root
 from helpers.course.data import Conversation
-from helpers.course.offline_model import OfflineChatModel
+from helpers.course.display import reply_column
 from helpers.evaluate import evaluate_strategy
 from helpers.layered import LayeredMemory
 from helpers.store import MemoryStore
@@ -121,8 +121,7 @@ def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[
     passed = reached == len(questions) and largest <= token_limit
     print(f"evidence reached: {reached} of {len(questions)}; largest prompt: {largest} tokens "
           f"(limit {token_limit}) → {'PASS' if passed else 'not yet: change the budgets'}")
-    reply = "the stand-in's reply" if isinstance(model, OfflineChatModel) else "reply"
     return pd.DataFrame([{"turn": r.turn, "prompt": r.prompt_tokens, "window": t.window_section_tokens,
                           "summary": t.summary_section_tokens, "retrieved": t.retrieved_section_tokens,
-                          "evidence reached": _LAYER.get(r.how, r.how) or False, reply: r.reply}
+                          "evidence reached": _LAYER.get(r.how, r.how) or False, reply_column(model): r.reply}
                          for r, t in zip(rows, memory.log, strict=True) if r.probe]).set_index("turn")

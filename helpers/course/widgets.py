@@ -26,6 +26,7 @@ from helpers.course.display import (
     cost_summary,
     cost_table,
     messages_html,
+    reply_column,
 )
 from helpers.course.offline_model import OfflineChatModel
 from helpers.course.setup import get_chat_model
@@ -163,7 +164,7 @@ class _Explorer(_Shown):
             return
         self.view.value = self._view_html(strategy)
         totals = ", ".join(f"{k}: {v}" for k, v in cost_summary(self.records).items())
-        who = "stand-in's reply" if self._stand_in() else "reply"
+        who = reply_column(self.model)
         table = cost_table(self.records).rename(columns={"reply": who}).to_html()
         self.costs.value = table + f"<p style='color:{TEXT_COLOUR}'>{totals}</p>"
 
