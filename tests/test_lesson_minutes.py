@@ -131,11 +131,11 @@ def test_the_counts_are_what_they_say(tmp_path):
     assert (further.words, further.cells, further.lines, further.checks) == (99, 1, 1, 0)
     assert (after.words, after.cells, after.lines) == (3, 1, 0)
     assert minutes.stated_minutes(path) == (5, 2)
-    # 2 framing + (202 + 10 + 3 words)/100 + 7 lines (demo lanes too)/10 + 3 x (1 check + 1 explorer the
-    # room works) + 2 (the explorer in a demo lane, watched) = 12.85
+    # 2 framing + (202 + 10 + 3 words)/100 + 7 lines (demo lanes too)/10 + 4 x (1 check + 1 explorer the
+    # room works) + 3 (the explorer in a demo lane, watched) = 15.85
     timed = minutes.timed_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
-    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 7, 2, 2)
-    assert timed.raw == pytest.approx(12.85) and timed.minutes == 14  # x 1.1 = 14.1
+    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 7, 2, 3)
+    assert timed.raw == pytest.approx(15.85) and timed.minutes == 17  # x 1.1 = 17.4
 
 
 def test_every_glossary_term_is_in_the_lesson_it_names():

@@ -120,7 +120,9 @@ print(json.dumps({"answer": answer.content, "marks": prompt.marks(),
                   "budgets": [explorer.strategy()[1].name, memory.name],
                   "retrieved_ok": all(t.retrieved_section_tokens <= 500 + 10 for t in memory.log),
                   "gated": sum(t.retrieved_section_tokens == 0 for t in memory.log),
-                  "layers": layers, "embed_scores": [r["cosine"] for r in score_rows],
+                  "layers": {k: getattr(memory.log[-1], f"{k}_section_tokens")
+                             for k in ("window", "summary", "retrieved")},
+                  "embed_scores": [r["cosine"] for r in score_rows],
                   "poison": [model.invoke(old_way).text, eve_records[-1].reply,
                              [m.type for m in eve_records[-1].prompt]],
                   "selfchecks": _selfchecks}))
