@@ -154,8 +154,8 @@ def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
         q.answer(typed)
         assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "both", typed
         assert "you predicted choice 3, 'both'" in capsys.readouterr().out, typed
-    neither = "neither: old questions take the three places"
-    for typed, chosen in ((1, "only Lisbon"), ("a", "only Lisbon"), ("4", neither)):
+    neither = "neither: other turns take the three places"
+    for typed, chosen in ((1, 'only "I live in Lisbon"'), ("a", 'only "I live in Lisbon"'), ("4", neither)):
         q = ask("06.moved")
         q.measured("both", rounds="1, 2, 4")
         q.answer(typed)
