@@ -203,35 +203,36 @@ def test_lesson_in_browser(lesson: Lesson, lab, browser):
 
 @pytest.mark.browser
 def test_a_check_shows_nothing_until_a_prediction(lab, browser):
-    """Lesson 02's check after Run All: an answer box and a Check button, and none of the verdict, the
-    Why or the held output (the replay's table) until a prediction is typed and Check pressed."""
+    """Lesson 01's check after Run All: an answer box and a Check button, and none of the verdict, the
+    Why or the held output (the four requests and their replies) until a prediction is typed and Check
+    pressed."""
     from browser_lab import LabPage
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     lab_page = LabPage(page, lab)
     try:
-        lab_page.open("02_in_memory_history.ipynb")
+        lab_page.open("01_stateless_model.ipynb")
         lab_page.run_all(RUN_ALL_TIMEOUT)
-        cell = lab_page.code_cell('ask("02.messages_sent")')
+        cell = lab_page.code_cell('ask("01.second_call")')
         output = cell.locator(".jp-OutputArea").first
         box = output.locator(".widget-text input").first
         box.wait_for(timeout=30_000)
         shown = output.inner_text()  # only what is visible: the held output is display: none
-        for hidden in ("Right", "Not quite", "Why.", "messages sent", "the whole history is sent"):
+        for hidden in ("Right", "Not quite", "Why.", "민수 sent", "call 1's message"):
             assert hidden not in shown, f"{hidden!r} shows before a prediction:\n{shown}"
-        lab_page.screenshot(SCREENSHOTS / "02-check-before.png", cell)
-        box.fill("9")
+        lab_page.screenshot(SCREENSHOTS / "01-check-before.png", cell)
+        box.fill("3")
         output.locator("button", has_text="Check").first.click()
         output.get_by_text("Why.").first.wait_for(timeout=15_000)
-        # the held output (the replay's table) is shown a moment after the verdict: wait for it too
-        output.get_by_text("the whole history is sent").first.wait_for(timeout=15_000)
+        # the held output (the requests and replies) is shown a moment after the verdict: wait for it too
+        output.get_by_text("call 1's message").first.wait_for(timeout=15_000)
         shown = output.inner_text()
-        assert "Not quite: you predicted '9', measured 10" in shown, shown
-        assert "messages sent" in shown and "the whole history is sent" in shown, shown
+        assert "Not quite: you predicted '3', measured 2" in shown, shown
+        assert "민수 sent" in shown and "call 1's message" in shown, shown
         for theme in ("light", "dark"):
             if theme != "light":
                 lab_page.change_theme(theme)
-            lab_page.screenshot(SCREENSHOTS / f"02-check-after-{theme}.png", cell)
+            lab_page.screenshot(SCREENSHOTS / f"01-check-after-{theme}.png", cell)
         lab_page.change_theme("light")
     finally:
         page.close()

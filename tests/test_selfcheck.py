@@ -34,29 +34,29 @@ def _held(q) -> bool:
 
 
 def test_nothing_shows_before_a_prediction():
-    q = ask("02.messages_sent")
-    q.measured(10, stored=8)
+    q = ask("01.second_call")
+    q.measured(2, works="1, 2", tried=4)
     assert _held(q) and q.feedback.value == "" and RESULTS == []
     q.box.value = ""
     q.button.click()  # Check with an empty box: a reminder, still nothing revealed
-    assert _held(q) and "10" not in q.feedback.value and RESULTS == []
-    q.box.value = "9"
+    assert _held(q) and "measured" not in q.feedback.value and RESULTS == []
+    q.box.value = "3"
     q.button.click()
     assert not _held(q)
-    assert "❌ Not quite: you predicted '9', measured 10 (off by +1)." in q.feedback.value
+    assert "❌ Not quite: you predicted '3', measured 2 (off by -1)." in q.feedback.value
     assert "Why." in q.feedback.value
-    assert RESULTS[-1].ok is False and RESULTS[-1].question == "02.messages_sent"
+    assert RESULTS[-1].ok is False and RESULTS[-1].question == "01.second_call"
 
 
 def test_check_before_the_cell_measured_is_a_reminder():
-    q = ask("02.messages_sent")
-    q.box.value = "10"
+    q = ask("01.second_call")
+    q.box.value = "2"
     q.button.click()
     assert _held(q) and "Run the cell" in q.feedback.value and RESULTS == []
 
 
 def test_errors_inside_the_block_are_raised_and_shown():
-    q = ask("02.messages_sent")
+    q = ask("01.second_call")
     with pytest.raises(KeyError), q:
         {}["missing"]
     assert not _held(q)
@@ -64,10 +64,10 @@ def test_errors_inside_the_block_are_raised_and_shown():
 
 def test_reference_mode_checks_the_reference_answer(monkeypatch):
     monkeypatch.setenv(REFERENCE_ENV, "1")
-    answer = checks()["02.messages_sent"]["answer"]
-    ask("02.messages_sent").measured(answer, stored=answer - 2)
+    answer = checks()["01.second_call"]["answer"]
+    ask("01.second_call").measured(answer, works="1, 2", tried=4)
     assert (RESULTS[-1].prediction, RESULTS[-1].ok, RESULTS[-1].used_reference) == (answer, True, True)
-    ask("02.messages_sent").measured(answer + 1, stored=answer - 1)  # a drifted lesson fails its check
+    ask("01.second_call").measured(answer + 1, works="1, 2, 3", tried=4)  # a drifted lesson fails its check
     assert RESULTS[-1].ok is False
 
 
@@ -90,14 +90,14 @@ def test_every_question_is_asked_once_and_has_an_answer_and_a_why():
 
 
 def test_answer_before_the_value_is_measured_is_a_reminder(capsys):
-    q = ask("02.messages_sent")
-    q.answer("10")
+    q = ask("01.second_call")
+    q.answer("2")
     assert RESULTS == [] and "Run the cell" in capsys.readouterr().out
-    q.measured(10, stored=8)
-    q.answer("10")
-    assert (RESULTS[-1].ok, RESULTS[-1].prediction, len(RESULTS)) == (True, "10", 1)
-    assert "Why. Before turn 5 the history stores 8 messages" in capsys.readouterr().out
-    assert "Right: you predicted '10', measured 10." in q.feedback.value  # the widget says so too
+    q.measured(2, works="1, 2", tried=4)
+    q.answer("2")
+    assert (RESULTS[-1].ok, RESULTS[-1].prediction, len(RESULTS)) == (True, "2", 1)
+    assert "Why. Requests 1, 2 sent the name, of the 4." in capsys.readouterr().out
+    assert "Right: you predicted '2', measured 2." in q.feedback.value  # the widget says so too
 
 
 def _outputs(cell) -> str:
@@ -115,9 +115,9 @@ def test_in_a_kernel_the_output_stays_hidden_until_an_answer_then_shows_in_order
 
     cells = [
         "from IPython.display import HTML, display\nfrom helpers.course.selfcheck import ask",
-        'with ask("02.messages_sent") as q:\n    print("first line")\n    display(HTML("<b>a table</b>"))\n'
-        '    print("last line")\n    q.measured(10, stored=8)',
-        'q.answer("9")',
+        'with ask("01.second_call") as q:\n    print("first line")\n    display(HTML("<b>a table</b>"))\n'
+        '    print("last line")\n    q.measured(2, works="1, 2", tried=4)',
+        'q.answer("3")',
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     path = tmp_path / "99_check.ipynb"
@@ -125,16 +125,16 @@ def test_in_a_kernel_the_output_stays_hidden_until_an_answer_then_shows_in_order
     run = execute_lesson(path, out_dir=tmp_path / "out", cell_timeout=60)
     shown = [_outputs(cell) for cell in nbformat.read(run.output_path, as_version=4).cells]
     assert "first line" not in shown[1] and "a table" not in shown[1]  # held: nothing given away
-    assert "❌ Not quite: you predicted '9', measured 10 (off by +1)." in shown[2]
-    assert "Why. Before turn 5 the history stores 8 messages" in shown[2]
+    assert "❌ Not quite: you predicted '3', measured 2 (off by -1)." in shown[2]
+    assert "Why. Requests 1, 2 sent the name, of the 4." in shown[2]
     assert shown[2].index("first line") < shown[2].index("<b>a table</b>") < shown[2].index("last line")
     assert "CheckResult" not in shown[2]  # nothing but the verdict, the Why and the output
 
 
 def test_a_check_that_fails_is_shown_under_the_box_not_raised():
-    q = ask("02.messages_sent")
-    q.measured(10)  # the Why names {stored}: a fact the lesson forgot to pass
-    q.box.value = "10"
+    q = ask("01.second_call")
+    q.measured(2)  # the Why names {works}: a fact the lesson forgot to pass
+    q.box.value = "2"
     q.button.click()  # JupyterLab would show nothing of an error raised here
     assert "The check itself failed (KeyError" in q.feedback.value
 
@@ -192,10 +192,10 @@ def test_check_pressed_twice_shows_the_held_output_once():
         def __exit__(self, *exc):
             return False
 
-    q = ask("02.messages_sent")
+    q = ask("01.second_call")
     q.held, q.captured = Area(), type("Held", (), {"show": lambda self: calls.append("show")})()
-    q.measured(10, stored=8)
-    q.box.value = "10"
+    q.measured(2, works="1, 2", tried=4)
+    q.box.value = "2"
     q.button.click()
     q.button.click()
     assert calls == ["clear", "show", "clear", "show"] and len(RESULTS) == 2

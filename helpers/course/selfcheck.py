@@ -170,7 +170,7 @@ def verdict(prediction: Any, actual: Any, tolerance: float = 0,
     return False, f"❌ Not quite: you predicted {said}, measured {actual!r}{off}."
 
 
-class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("02.messages_sent") as q``
+class ask:  # noqa: N801 - reads as a verb in the lessons: ``with ask("01.second_call") as q``
     """An answer box, a Check button and the held output of question ``question_id`` (KeyError: an id in no
     ``checks`` file). Use as a context manager; call ``measured(actual, **facts)`` in or after it. Commit
     with the button or, where widgets do not render, ``answer(prediction)`` in a new cell."""
