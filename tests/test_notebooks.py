@@ -218,7 +218,7 @@ def test_02_in_memory_history_remembers_and_grows():
     assert [r["messages sent"] for r in records] == [2 + 2 * i for i in range(len(records))]
     assert "민수" in shown["old_way"] and "민수" in shown["new_way"]  # the article's loop; LangGraph
     assert "민수" not in shown["other_thread"]
-    assert 0.05 < shown["share"] < 0.25  # turn 5's new message of what it sends: under a quarter, with a margin
+    assert 0.05 < shown["share"] < 0.25  # turn 5: the new message is under a quarter of what is sent
     assert_self_checked(shown, ["02.new_message_share"])
 
 
