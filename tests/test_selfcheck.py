@@ -146,18 +146,18 @@ def test_a_korean_prediction_typed_on_macos_matches():
 
 
 def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
-    choices = checks()["06.moved"]["choices"]  # the answer is the third choice
-    assert choices.index(checks()["06.moved"]["answer"]) == 2
-    for typed in (3, "3", " 3 ", "c", "C", "both", "BOTH"):
+    choices = checks()["06.moved"]["choices"]  # the answer is the second choice
+    answer = checks()["06.moved"]["answer"]
+    assert choices.index(answer) == 1
+    for typed in (2, "2", " 2 ", "b", "B", answer, answer.upper()):
         q = ask("06.moved")
-        q.measured("both", rounds="1, 2, 4")
+        q.measured(answer, rounds="13, 3, 10")
         q.answer(typed)
-        assert RESULTS[-1].ok is True and RESULTS[-1].prediction == "both", typed
-        assert "you predicted choice 3, 'both'" in capsys.readouterr().out, typed
-    neither = "neither: other turns take the three places"
-    for typed, chosen in ((1, 'only "I live in Lisbon"'), ("a", 'only "I live in Lisbon"'), ("4", neither)):
+        assert RESULTS[-1].ok is True and RESULTS[-1].prediction == answer, typed
+        assert f"you predicted choice 2, {answer!r}" in capsys.readouterr().out, typed
+    for typed, chosen in ((1, choices[0]), ("a", choices[0]), ("3", choices[2])):
         q = ask("06.moved")
-        q.measured("both", rounds="1, 2, 4")
+        q.measured(answer, rounds="13, 3, 10")
         q.answer(typed)
         assert (RESULTS[-1].ok, RESULTS[-1].prediction) == (False, chosen), typed
 
@@ -204,8 +204,8 @@ def test_check_pressed_twice_shows_the_held_output_once():
 def test_the_menu_numbers_its_choices_and_checks_the_choice_it_holds():
     q = ask("06.moved")
     labels = [label for label, _ in q.box.options]
-    assert labels[0] == "choose…" and labels[3] == "3. both"
-    q.measured("both", rounds="1, 2, 4")
+    assert labels[0] == "choose…" and labels[3] == "3. only one of the two is sent"
+    q.measured("only one of the two is sent", rounds="13, 3, 4")
     q.box.value = q.box.options[3][1]
     q.button.click()
-    assert "✅ Right: you predicted choice 3, 'both'" in q.feedback.value
+    assert "✅ Right: you predicted choice 3, 'only one of the two is sent'" in q.feedback.value
