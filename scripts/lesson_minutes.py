@@ -3,16 +3,17 @@
 
 The minutes are timed as a fresh instructor would time them (issue 39): per lesson, ``FRAMING``
 minutes to frame it, every word of prose outside *Going further* (Try it and Summary included) and
-each check's Why read at ``WORDS_PER_MINUTE``, every code line the room sees at ``LINES_PER_MINUTE``
-(a "▶ Demo" lane's too: it is read on the projector), ``PER_TASK`` minutes for each check and each
-explorer the room works itself, ``DEMO_EXPLORER`` for an explorer in a demo lane (the instructor moves
-the sliders, the room watches and calls out), the measured waits (``WAITS``) and a capstone's minutes
-in all (``CAPSTONE``), then ``STRAGGLERS`` (+10%), rounded. Each Goals cell states its result; the
-guide's table "How the minutes were estimated" shows the arithmetic; ``tests/test_lesson_minutes.py``
-checks that the three agree with this script, with the guide's schedule, and that the core of
-lessons 01-08 fits ``CORE_LIMIT``. The rates for checks, explorer demos and the capstone are those
-three fresh readers of the executed lessons used (design notes, "Stop 48"); ours were a minute lower
-each, and their estimates came out ~20 minutes over what the Goals cells stated.
+each check's Why read at ``WORDS_PER_MINUTE``, every code line the room sees (comments too) at
+``LINES_PER_MINUTE`` (a "▶ Demo" lane's too: it is read on the projector), ``PER_TASK`` minutes for
+each check and each explorer the room works itself, ``DEMO_EXPLORER`` for an explorer in a demo lane
+(the instructor moves the sliders, the room watches and calls out), the measured waits (``WAITS``)
+and a capstone's minutes in all (``CAPSTONE``), then ``STRAGGLERS`` (+10%), rounded. Each Goals cell
+states its result; the guide's table "How the minutes were estimated" shows the arithmetic;
+``tests/test_lesson_minutes.py`` checks that the three agree with this script, with the guide's
+schedule, and that the core of lessons 01-08 fits ``CORE_LIMIT``. The rates for checks, explorer
+demos and the capstone are those three fresh readers of the executed lessons used (design notes,
+"Stop 48"); ours were a minute lower each, and their estimates came out ~20 minutes over what the
+Goals cells stated.
 
 A cell belongs to *Going further* from a heading that starts with "Going further" to the next
 heading of the same or a higher level; the Try it, Summary and Next sections (done after the day,
@@ -39,11 +40,12 @@ AFTER_THE_DAY = ("try it", "summary", "where to go", "clean-up")  # level-2 sect
 FRAMING = 2  # minutes to frame a lesson
 WORDS_PER_MINUTE = 100  # the room reads English as a second language
 LINES_PER_MINUTE = 10  # code the room reads, runs or watches run
-PER_TASK = 4  # minutes for each check (read, predict, run, Why) and each explorer the room works itself
+PER_TASK = 4  # minutes for each check (read, predict, run, talk; its Why is in the words) and each explorer
 DEMO_EXPLORER = 3  # minutes for an explorer run from the front (a demo lane): watched, not worked
 WAITS = {"07": 0.5, "08": 1}  # minutes the room waits on slow cells (07: two sessions; 08: 300 turns)
 CAPSTONE = {"08": 10}  # a capstone run from the front: the task, the defaults, hints and runs, in all
 STRAGGLERS = 1.1  # +10% for the slowest in the room
+PLACEHOLDER = "# your experiments here"  # a Try it's empty cell: the one code line not read
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Part:
     words: int = 0  # prose, in markdown cells
     why_words: int = 0  # the Whys of the checks asked, read after each verdict
     cells: int = 0  # code cells
-    lines: int = 0  # non-blank lines of code
+    lines: int = 0  # non-blank lines of code, comments included (the room reads them), not PLACEHOLDER
     demo_lines: int = 0  # of those, in a "▶ Demo" lane: run from the front, not read by the room
     checks: int = 0  # ask("...") predictions
     explorers: int = 0  # widgets with sliders (a line that builds a ...Explorer)
@@ -92,7 +94,7 @@ def lesson_parts(path: Path, whys: dict[str, dict] | None = None) -> dict[str, P
             demo = "▶ Demo" in source
             continue
         part.cells += 1
-        lines = sum(1 for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+        lines = sum(1 for line in source.splitlines() if line.strip() and line.strip() != PLACEHOLDER)
         part.lines += lines
         part.demo_lines += lines if demo else 0
         explorers = len(re.findall(r"\b\w+Explorer\(", source))

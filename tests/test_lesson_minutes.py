@@ -129,15 +129,15 @@ def test_the_counts_are_what_they_say(tmp_path):
     parts = minutes.lesson_parts(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
     core, further, after = parts["core"], parts["going further"], parts["after"]
     assert (core.words, core.why_words, core.cells, core.lines, core.demo_lines, core.checks,
-            core.explorers, core.demo_explorers) == (202, 10, 3, 7, 3, 1, 2, 1)
+            core.explorers, core.demo_explorers) == (202, 10, 3, 8, 3, 1, 2, 1)  # the comment read too
     assert (further.words, further.cells, further.lines, further.checks) == (99, 1, 1, 0)
     assert (after.words, after.cells, after.lines) == (3, 1, 0)
     assert minutes.stated_minutes(path) == (5, 2)
-    # 2 framing + (202 + 10 + 3 words)/100 + 7 lines (demo lanes too)/10 + 4 x (1 check + 1 explorer the
-    # room works) + 3 (the explorer in a demo lane, watched) = 15.85
+    # 2 framing + (202 + 10 + 3 words)/100 + 8 lines (demo lanes, comments)/10 + 4 x (1 check + 1 explorer the
+    # room works) + 3 (the explorer in a demo lane, watched) = 15.95
     timed = minutes.timed_minutes(path, {"q1": {"why": "one two three four five six seven eight nine ten"}})
-    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 7, 2, 3)
-    assert timed.raw == pytest.approx(15.85) and timed.minutes == 17  # x 1.1 = 17.4
+    assert (timed.words, timed.lines, timed.tasks, timed.extra) == (215, 8, 2, 3)
+    assert timed.raw == pytest.approx(15.95) and timed.minutes == 18  # x 1.1 = 17.5
 
 
 def test_every_glossary_term_is_in_the_lesson_it_names():

@@ -395,7 +395,7 @@ def assert_08_shows(shown):
     assert full["evidence recall"] == 1.0
     assert rows["count window (20 messages)"]["evidence recall"] < 0.5
     layered = rows[shown["layered"]]
-    assert_self_checked(shown, ["08.goal"])
+    assert_self_checked(shown, ["08.window_recall"])
     korean = shown["korean"]  # the Korean twin, from the saved run (RUN_KOREAN = False)
     assert shown["korean_live"] is False and len(korean) == 6 and korean["full history"] == 1.0
     assert korean["retrieval (Milvus top-3)"] >= 0.9
