@@ -146,16 +146,16 @@ def test_a_korean_prediction_typed_on_macos_matches():
 
 
 def test_a_menu_answer_is_its_text_its_number_or_its_letter(capsys):
-    choices = checks()["06.moved"]["choices"]  # the answer is the second choice
+    choices = checks()["06.moved"]["choices"]  # the answer is the third choice
     answer = checks()["06.moved"]["answer"]
-    assert choices.index(answer) == 1
-    for typed in (2, "2", " 2 ", "b", "B", answer, answer.upper()):
+    assert choices.index(answer) == 2
+    for typed in (3, "3", " 3 ", "c", "C", answer, answer.upper()):
         q = ask("06.moved")
         q.measured(answer, rounds="13, 3, 10")
         q.answer(typed)
         assert RESULTS[-1].ok is True and RESULTS[-1].prediction == answer, typed
-        assert f"you predicted choice 2, {answer!r}" in capsys.readouterr().out, typed
-    for typed, chosen in ((1, choices[0]), ("a", choices[0]), ("3", choices[2])):
+        assert f"you predicted choice 3, {answer!r}" in capsys.readouterr().out, typed
+    for typed, chosen in ((1, choices[0]), ("a", choices[0]), ("2", choices[1])):
         q = ask("06.moved")
         q.measured(answer, rounds="13, 3, 10")
         q.answer(typed)
@@ -204,8 +204,8 @@ def test_check_pressed_twice_shows_the_held_output_once():
 def test_the_menu_numbers_its_choices_and_checks_the_choice_it_holds():
     q = ask("06.moved")
     labels = [label for label, _ in q.box.options]
-    assert labels[0] == "choose…" and labels[3] == "3. only one of the two is sent"
-    q.measured("only one of the two is sent", rounds="13, 3, 4")
-    q.box.value = q.box.options[3][1]
+    assert labels[0] == "choose…" and labels[2] == "2. the move to Madrid (round 10)"
+    q.measured("the move to Madrid (round 10)", rounds="10, 3, 13")
+    q.box.value = q.box.options[2][1]
     q.button.click()
-    assert "✅ Right: you predicted choice 3, 'only one of the two is sent'" in q.feedback.value
+    assert "✅ Right: you predicted choice 2, 'the move to Madrid (round 10)'" in q.feedback.value
