@@ -18,7 +18,7 @@ from helpers.course.display import reply_column
 from helpers.evaluate import evaluate_strategy
 from helpers.layered import LayeredMemory
 from helpers.store import MemoryStore
-from helpers.text import nfc
+from helpers.text import memory_body, nfc
 from helpers.tokens import count_tokens
 
 # How far a live replay may land from a saved one: an early reply that differs on another machine is
@@ -109,8 +109,9 @@ def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[
                 model: BaseChatModel, token_limit: int, **budgets: int):
     """The capstone: replay ``conversation`` through ``LayeredMemory(store, ..., **budgets)`` (budgets in
     tokens; the user's rows are deleted first, so each run starts empty), print whether every question
-    reached its evidence with no prompt over ``token_limit`` tokens, and return a ``DataFrame`` of the
-    question turns: prompt tokens, each layer's tokens, the layer that carried the evidence, the reply."""
+    reached its evidence with no prompt over ``token_limit`` tokens and the summary sent with the first
+    question, and return a ``DataFrame`` of the question turns: prompt tokens, each layer's tokens, the
+    layer that carried the evidence, the reply."""
     import pandas as pd
 
     store.delete_user(conversation.user_id)
@@ -121,6 +122,9 @@ def run_budgets(store: MemoryStore, conversation: Conversation, questions: dict[
     passed = reached == len(questions) and largest <= token_limit
     print(f"evidence reached: {reached} of {len(questions)}; largest prompt: {largest} tokens "
           f"(limit {token_limit}) → {'PASS' if passed else 'not yet: change the budgets'}")
+    first = next(r for r in rows if r.probe)  # what the summary layer sent: the fact itself, or only a word?
+    summary = [memory_body(part.text)[1] for part in first.prompt.of_kind("summary")]
+    print(f"the summary sent at turn {first.turn}:", "\n".join(["", *summary]) if summary else "none yet")
     return pd.DataFrame([{"turn": r.turn, "prompt": r.prompt_tokens, "window": t.window_section_tokens,
                           "summary": t.summary_section_tokens, "retrieved": t.retrieved_section_tokens,
                           "evidence reached": _LAYER.get(r.how, r.how) or False, reply_column(model): r.reply}
