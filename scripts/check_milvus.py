@@ -16,11 +16,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> int:
-    from helpers.config import load_settings, milvus_backend
+    from helpers.config import milvus_backend
     from helpers.course.milvus import open_store, quiet_milvus_logs
+    from helpers.course.setup import checked_settings
 
     quiet_milvus_logs()
-    settings, started = load_settings(), time.perf_counter()
+    # the settings a lesson gets: a refused key or unreachable endpoint falls back to the offline embedder
+    # (lesson 00, run just before, printed why), so this checks Milvus, not the embeddings endpoint
+    (settings, _), started = checked_settings(), time.perf_counter()
     server = milvus_backend(settings.milvus_uri) != "lite"  # MILVUS_URI names a server: check that one
     name = f"Milvus at {settings.milvus_uri} (MILVUS_URI)" if server else "Milvus Lite"
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:

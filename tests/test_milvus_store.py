@@ -714,3 +714,15 @@ def test_make_check_checks_the_milvus_that_milvus_uri_names(uri):
             client.close()
         done = check("http://localhost:9")
         assert done.returncode == 1 and "check FAILED: MilvusUnavailableError" in done.stdout, done
+
+
+def test_make_check_falls_back_as_a_lesson_does_when_the_embeddings_endpoint_is_unreachable(tmp_path):
+    """A wrong key or an unreachable embeddings endpoint: lesson 00 notes it and the lessons use the offline
+    embedder, so ``make check``'s Milvus step checks Milvus with that embedder and passes, not "FAILED:
+    APIConnectionError" (a learner sent to debug Milvus)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "check_milvus.py"
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bogus", "EMBEDDING_MODEL": "text-embedding-3-small",
+           "EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1", "MILVUS_URI": str(tmp_path / "lite.db")}
+    env.pop("COURSE_OFFLINE", None)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("Milvus Lite: stored, found and deleted 2"), done

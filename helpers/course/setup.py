@@ -108,14 +108,11 @@ def _install_plain_errors(settings: Settings) -> None:
     shell.set_custom_exc((openai.APIError,), handler)
 
 
-def show_setup() -> Settings:
-    """Print one line naming the active chat model, embeddings and database, plus a sentence for each
-    fallback taken, and return the ``Settings`` to pass on (``get_chat_model(settings)``,
-    ``get_embeddings(settings)``). Never raises for a missing or wrong key; remembers them only for
-    ``active_settings`` (a function given no settings reads the environment again). Each configured key is
-    tested once against the model list; a refused key, an unreachable endpoint or one that is no
-    OpenAI-compatible API makes that part offline in the returned settings; a ``CHAT_MODEL`` the endpoint
-    does not list only gets a note (some providers list part of their models)."""
+def checked_settings() -> tuple[Settings, list[str]]:
+    """``(settings, notes)``: the ``.env`` settings with each configured key tested once against the model
+    list; a refused key, an unreachable endpoint or one that is no OpenAI-compatible API makes that part
+    offline, with a sentence in ``notes`` (a ``CHAT_MODEL`` the endpoint does not list only gets a note:
+    some providers list part of their models). Never raises for a missing or wrong key."""
     settings = load_settings()
     notes, offline = list(settings.notes), []
     for part, provider, name in (("chat", settings.chat_provider, "chat model"),
@@ -136,6 +133,16 @@ def show_setup() -> Settings:
     if "embeddings" in offline:
         settings = replace(settings, embedding_provider=OFFLINE, embedding_model=OFFLINE_EMBEDDING_MODEL,
                            embedding_base_url=None, embedding_api_key=None)
+    return settings, notes
+
+
+def show_setup() -> Settings:
+    """Print one line naming the active chat model, embeddings and database, plus a sentence for each
+    fallback taken (``checked_settings``), and return the ``Settings`` to pass on
+    (``get_chat_model(settings)``, ``get_embeddings(settings)``). Never raises for a missing or wrong key;
+    remembers them only for ``active_settings`` (a function given no settings reads the environment
+    again)."""
+    settings, notes = checked_settings()
     if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
         _install_plain_errors(settings)
     lite = Path(settings.milvus_uri)  # with no MILVUS_URI each lesson opens its own folder beside it
