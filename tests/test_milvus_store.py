@@ -726,3 +726,39 @@ def test_make_check_falls_back_as_a_lesson_does_when_the_embeddings_endpoint_is_
     env.pop("COURSE_OFFLINE", None)
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.startswith("Milvus Lite: stored, found and deleted 2"), done
+
+
+def test_quiet_faiss_clustering_changes_no_centroid_and_no_hit():
+    """The silenced warning is all it changes: the same centroids and the same hits as faiss's default."""
+    import faiss
+    import numpy as np
+
+    from helpers.course.milvus import quiet_faiss_clustering
+
+    quiet_faiss_clustering()
+    quiet, plain = faiss.IndexIVFFlat, faiss.IndexIVFFlat.__mro__[1]
+    assert quiet.quiet_clustering and not getattr(plain, "quiet_clustering", False)
+    vectors = np.random.default_rng(0).standard_normal((300, DIM)).astype("float32")
+    found = []
+    for make in (quiet, plain):
+        quantizer = faiss.IndexFlat(DIM, faiss.METRIC_INNER_PRODUCT)
+        index = make(quantizer, DIM, 64, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.add(vectors)
+        found.append((quantizer.reconstruct_n(0, quantizer.ntotal), index.search(vectors[:30], 5)[1]))
+    assert np.array_equal(found[0][0], found[1][0]) and np.array_equal(found[0][1], found[1][1])
+    assert found[0][0].shape == (64, DIM)
+
+
+def test_a_small_lite_collection_prints_no_faiss_warning(tmp_path, capfd):
+    """Lite indexes a 12-row segment with IVF_FLAT: no "WARNING clustering" line reaches stderr."""
+    store = new_store(str(tmp_path / "quiet.db"))
+    try:
+        for n in range(12):
+            store.add("quiet", "s1", n + 1, f"fact number {n}", kind="statement", speaker="user")
+        store.flush()
+        assert len(store.search("quiet", "fact number 3", 3)) == 3
+    finally:
+        store.drop()
+        store.close()
+    assert "WARNING clustering" not in capfd.readouterr().err

@@ -116,6 +116,26 @@ def _unreachable(uri: str, exc: Exception) -> str:
 LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": False}
 
 
+def quiet_faiss_clustering() -> None:
+    """Milvus Lite trains an IVF_FLAT index per small segment in this process, and faiss prints "WARNING
+    clustering N points to N centroids" to stderr (a notebook shows it) when a segment has under 39
+    points a cell. ``min_points_per_centroid`` decides only that line (the same centroids, the same
+    hits: ``tests/test_milvus_store.py``), so Lite's IVF_FLAT indexes are made with it at 1."""
+    import faiss
+
+    if getattr(faiss.IndexIVFFlat, "quiet_clustering", False):
+        return
+
+    class QuietIVFFlat(faiss.IndexIVFFlat):
+        quiet_clustering = True
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.cp.min_points_per_centroid = 1
+
+    faiss.IndexIVFFlat = QuietIVFFlat
+
+
 def connect(uri: str, token: str | None = None, timeout: float = 30.0):
     """A ``pymilvus.MilvusClient`` for ``uri`` (a Milvus Lite path ending in ``.db``, its folder created;
     ``http://host:19530``; a Zilliz Cloud URI), ``token`` (server, cloud), ``timeout`` (s). Raises
@@ -131,6 +151,7 @@ def connect(uri: str, token: str | None = None, timeout: float = 30.0):
         if not uri.endswith(".db"):
             raise ValueError(f"a Milvus Lite path must end in '.db', got {uri!r}")
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
+        quiet_faiss_clustering()
     options = {"grpc_options": LITE_GRPC_OPTIONS} if milvus_backend(uri) == "lite" else {}
     try:
         return MilvusClient(uri=uri, token=token or "", timeout=timeout, **options)
