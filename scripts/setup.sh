@@ -8,12 +8,17 @@ cd "$(dirname "$0")/.."
 lock=requirements.txt
 [ "${1:-}" = "--dev" ] && lock=requirements-dev.txt
 
-supported() {  # 0 if $1 is a Python 3.11, 3.12 or 3.13
-  "$1" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null
+supported() {  # 0 if $1 is a Python 3.11, 3.12 or 3.13 (it says so: a program that ignores -c does not)
+  [ "$("$1" -c 'import sys; print((3, 11) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null)" = True ]
 }
 
 pick_python() {
-  for candidate in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
+  if [ -n "${PYTHON:-}" ]; then  # asked for: that one or a clear no, never another Python in silence
+    if command -v "$PYTHON" >/dev/null 2>&1 && supported "$PYTHON"; then echo "$PYTHON"; return 0; fi
+    echo "PYTHON=$PYTHON is not a Python 3.11, 3.12 or 3.13 this shell can run." >&2
+    return 1
+  fi
+  for candidate in python3 python3.13 python3.12 python3.11; do
     [ -n "$candidate" ] || continue
     if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
       echo "$candidate"; return 0
