@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -130,15 +131,18 @@ class FileHistory(BaseChatMessageHistory):
 
     def _read(self) -> list[BaseMessage]:
         try:
-            raw = self._path.read_bytes()
+            kind = os.stat(self._path).st_mode
         except FileNotFoundError:
             return []
-        except IsADirectoryError as exc:
-            raise self._error("it is a folder, not a file") from exc
+        if stat.S_ISDIR(kind):
+            raise self._error("it is a folder, not a file")
+        if not stat.S_ISREG(kind):  # a pipe would block the read (and hold the lock) forever
+            raise self._error("it is not a regular file (a pipe, socket or device)")
+        raw = self._path.read_bytes()
         if not raw.strip():
             raise self._error("the file is empty (a write was cut short?)")
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(raw.decode("utf-8-sig"))  # a BOM (Windows editors write one) is not text
         except UnicodeDecodeError as exc:
             raise self._error(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
         except json.JSONDecodeError as exc:
@@ -162,17 +166,32 @@ class FileHistory(BaseChatMessageHistory):
         for old in self._directory.glob(f".{name}.*.tmp"):  # left by a writer killed mid-write;
             if re.fullmatch(rf"\.{re.escape(name)}\.[0-9a-f]{{16}}\.tmp", old.name):  # we hold the lock
                 old.unlink(missing_ok=True)
+        mode = self._kept_mode()
         tmp = self._directory / f".{name}.{secrets.token_hex(8)}.tmp"
         try:
             with open(tmp, "xb") as file:
                 file.write(data)
                 file.flush()
                 os.fsync(file.fileno())  # on disk before it becomes the history
+            if mode is not None:
+                os.chmod(tmp, mode)  # the new file keeps the old one's permissions (a private 0600 stays so)
             os.replace(tmp, self._path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         _fsync_directory(self._directory)
+
+    def _kept_mode(self) -> int | None:
+        """The history file's permission bits (None: no file yet); PermissionError if it is read-only to us:
+        a rename would replace it anyway, so its mode is the only guard."""
+        try:
+            mode = stat.S_IMODE(os.stat(self._path).st_mode)
+        except FileNotFoundError:
+            return None
+        if not os.access(self._path, os.W_OK):
+            raise PermissionError(f"history file {str(self._path)!r} is read-only to this user: nothing was "
+                                  "written (make it writable to add messages)")
+        return mode
 
     def _error(self, reason: str) -> HistoryFileError:
         return HistoryFileError(f"history file {str(self._path)!r} is damaged: {reason}. It was left "

@@ -399,6 +399,35 @@ def test_damaged_file_reasons(tmp_path):
             history.messages  # noqa: B018
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_pipe_in_place_of_the_file_is_refused_at_once_not_waited_on(tmp_path):
+    os.mkfifo(tmp_path / "s.json")  # reading it would block until someone writes: forever
+    with pytest.raises(HistoryFileError, match="not a regular file"):
+        FileHistory("s", tmp_path).messages  # noqa: B018
+
+
+def test_a_file_with_a_bom_reads_and_keeps_its_permissions_when_written(tmp_path):
+    """A BOM (a Windows editor's) is not text; a write keeps the file's mode (0600 stays private)."""
+    history = FileHistory("s", tmp_path)
+    history.add_messages([HumanMessage("안녕하세요", id="a")])
+    history.path.write_bytes(b"\xef\xbb\xbf" + history.path.read_bytes())
+    assert [m.text for m in history.messages] == ["안녕하세요"]
+    os.chmod(history.path, 0o600)
+    history.add_messages([AIMessage("반가워요", id="b")])
+    assert (history.path.stat().st_mode & 0o777) == 0o600 and len(history.messages) == 2
+
+
+def test_a_read_only_file_is_not_replaced(tmp_path, monkeypatch):
+    history = FileHistory("s", tmp_path)
+    history.add_messages([HumanMessage("one", id="a")])
+    os.chmod(history.path, 0o444)
+    if hasattr(os, "getuid") and os.getuid() == 0:  # root may write any file: ask as a user would be answered
+        monkeypatch.setattr(history_module.os, "access", lambda path, mode: False)
+    with pytest.raises(PermissionError, match="read-only"):
+        history.add_messages([HumanMessage("two", id="b")])
+    assert [m.text for m in history.messages] == ["one"]
+
+
 # -- session ids ---------------------------------------------------------------------------
 
 BAD_IDS = [
