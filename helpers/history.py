@@ -99,11 +99,17 @@ class FileHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one locked read-modify-write (each call rewrites the file: add several at
-        once), each once (``each_once``: a message with an id already stored is not added again). Nothing
-        written on TypeError (a non-message), ValueError (not UTF-8), HistoryFileError."""
-        new = _check_messages(messages)
+        once), each once (``each_once``). A call whose every message is already stored (same id, role and
+        text: a cell run again) writes nothing; any other call appends all of its messages, so a second
+        replay whose ids restart at ``t1-user`` loses none. Nothing written on TypeError (a non-message),
+        ValueError (not UTF-8), HistoryFileError."""
+        new = each_once(_check_messages(messages))
         with self._locked():
-            self._write(each_once(self._read() + new))
+            stored = self._read()
+            seen = {message_key(m) for m in stored}
+            if new and all(message_key(m) in seen for m in new):
+                return  # the same messages added again
+            self._write(stored + new)
 
     def replace(self, messages: Sequence[BaseMessage]) -> None:
         """Swap the history for ``messages`` (may be empty) in one atomic write; errors as ``add_messages``.
@@ -253,15 +259,16 @@ def each_once(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 class RowSources(dict[tuple[str, int], tuple[str, ...]]):
     """(session id, round) -> ids of the messages a row came from, the sources of retrieved text. ``has``: is
-    a message written (``history.message_key``; without an id: its session, round, role and text)?"""
+    a message written in this session (``history.message_key``; without an id: its round, role and text)?"""
 
     def add(self, session_id: str, round_number: int, *messages: BaseMessage) -> None:
         self[(session_id, round_number)] = tuple(m.id for m in messages if m.id)
-        keys = vars(self).setdefault("seen", set())  # every message written, by message_key
-        keys.update(message_key(m, session_id, round_number) for m in messages)
+        keys = vars(self).setdefault("seen", set())  # every message written, by session and message_key
+        keys.update((session_id, *message_key(m, round_number)) for m in messages)
 
     def has(self, session_id: str, round_number: int, message: BaseMessage) -> bool:
-        return message_key(message, session_id, round_number) in vars(self).get("seen", ())
+        # in its session: a replay of day 2 whose ids restart at t1-user is not day 1 run again
+        return (session_id, *message_key(message, round_number)) in vars(self).get("seen", ())
 
     def sources(self, hits: Sequence) -> tuple[str, ...]:  # the hits' message ids
         return tuple(i for h in hits for i in self.get((h.session_id, h.round), ()))

@@ -194,6 +194,36 @@ def test_a_summary_or_window_turn_run_again_keeps_each_message_once(model, ids):
     assert len(FullHistory().after_turn(model, again)) == 2  # the same words said twice: two messages
 
 
+def test_a_second_replay_whose_ids_restart_loses_no_message(tmp_path, lite_uri, model):
+    """``replay`` numbers ids from ``t1-user`` on every call: day 2 starting "Hi." -> "Got it." like day 1 is
+    not day 1 run again. In a file history and in Milvus (its own session), every message is kept."""
+    from helpers.course.data import history_of
+    from helpers.history import FileHistory
+    from helpers.layered import LayeredMemory
+    from helpers.memory import Turn, replay
+    from helpers.retrieval import RetrievalMemory
+
+    history = FileHistory("ann", tmp_path)
+    day_one = history_of(["Hi.", "I live in Busan."], model)
+    day_two = history_of(["Hi.", "I moved to Seoul."], model)
+    assert day_one[1].id == day_two[1].id == "t1-user"
+    history.add_messages(day_one[1:])
+    history.add_messages(day_two[1:])
+    assert [m.text for m in history.messages] == [m.text for m in day_one[1:] + day_two[1:]]
+    store = new_store(lite_uri)
+    try:
+        memories = (LayeredMemory(store, "ann-0", "day-1"), RetrievalMemory(store, "ann-1", "day-1"))
+        for n, memory in enumerate(memories):
+            replay(memory, ["Hi.", "I live in Busan."], model)
+            replay(memory, [Turn(text, session_id="day-2") for text in ("Hi.", "I moved to Seoul.")], model)
+            rows = store.rows(f"ann-{n}")
+            assert [(r.session_id, r.round) for r in rows] == [(d, r) for d in ("day-1", "day-2") for r in (
+                (1, 2, 3, 4) if n == 0 else (1, 2))], rows  # layered: a row a message; retrieval: a turn
+            assert "I moved to Seoul." in " ".join(r.content for r in rows)
+    finally:
+        store.drop()
+
+
 def test_a_file_history_turn_added_again_holds_each_message_once(tmp_path, model):
     from helpers.history import FileHistory
     from helpers.summary import CountTrigger, SummarizationError, summarize_history
