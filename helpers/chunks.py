@@ -16,7 +16,7 @@ from datetime import datetime
 
 from helpers.collection import MilvusStoreError
 from helpers.safe import bounded_text, split_utf8, utf8_len
-from helpers.text import is_blank, nfc, utc_iso
+from helpers.text import is_blank, nfc, utc_iso, utf8_encode
 
 CHUNK_MAX_BYTES = 1200  # a chunk's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 EMBEDDED = "embedded == 1"  # every dense search's filter (a search by words may find the rows without)
@@ -69,17 +69,24 @@ class ChunkWriter:
         Raises (nothing written) InvalidIdError, TypeError, DimensionMismatchError, ValueError (blank,
         too long, not ISO, not UTF-8)."""
         self._where(user_id, session_id)  # validates both ids
-        if isinstance(round, bool) or not isinstance(round, int) or round < 0 or not isinstance(text, str):
-            raise TypeError(f"round must be an int >= 0 and text a str, got {round!r}, {text!r:.40}")
+        whole = isinstance(round, int) and not isinstance(round, bool)
+        if not (whole and 0 <= round < 2**63) or not isinstance(text, str):  # round: a Milvus INT64
+            raise TypeError(f"round must be an int in [0, 2**63) and text a str, got {round!r}, {text!r:.40}")
         if is_blank(text):  # a blank row matches every short question ("Hello?") and says nothing
             raise ValueError(f"text is blank ({text!r:.20}): nothing to find by meaning; nothing written")
+        if isinstance(name, str):
+            utf8_encode(name, "name")  # its own error, before nfc's generic one
         text, name, when = nfc(text), nfc(name) if isinstance(name, str) else name, utc_iso(timestamp)
         columns = {"kind": kind, "speaker": speaker, "name": name, "date": date, "timestamp": when}
         for field, value in columns.items():
             if not isinstance(value, str) or utf8_len(value, field) > (most := self.FIELDS[field]):
                 raise ValueError(f"{field} must be a str of at most {most} bytes, got {value!r}")
         if date:
-            datetime.fromisoformat(date)  # ValueError if it is not ISO 8601
+            try:
+                datetime.fromisoformat(date)
+            except ValueError:
+                raise ValueError(f"date must be ISO 8601 (such as 2025-03-01), got {date!r}; nothing "
+                                 "written") from None
         chunks = split_utf8(text, self.max_chunk_bytes)
         if vector is not None and len(chunks) != 1:
             raise ValueError(f"one vector given for a text of {len(chunks)} chunks")

@@ -21,7 +21,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from helpers.config import runtime_dir
-from helpers.text import nfc_message
+from helpers.text import nfc_message, utf8_encode
 
 FORMAT, VERSION = "llm-memory-course/history", 1
 LOCK_SECONDS = 30.0  #: how long a write waits for another writer's lock
@@ -51,17 +51,6 @@ def validate_session_id(session_id: str) -> str:
         shown = repr(session_id[:40]) + (f"... ({n} characters)" if (n := len(session_id)) > 40 else "")
         raise InvalidSessionIdError(f"invalid session id {shown}; allowed: {_ALLOWED}")
     return session_id
-
-
-def utf8_encode(text: str, what: str = "the text") -> bytes:
-    """``text`` as UTF-8; ValueError naming ``what`` and the character of an unpaired surrogate in it."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} holds an unpaired surrogate {text[exc.start]!r} at character {exc.start} "
-                         f"(after {text[:exc.start][-20:]!r}): half of a UTF-16 pair, not valid UTF-8. "
-                         "Nothing was written. Remove it or restore its pair: text.encode('utf-8', "
-                         "'replace').decode() puts '?' in its place.") from None
 
 
 def default_directory() -> Path:

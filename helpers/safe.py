@@ -4,7 +4,8 @@ rules") and UTF-8 byte limits (a server counts VARCHAR limits in bytes): long te
 
 from collections.abc import Sequence
 
-from helpers.history import InvalidSessionIdError, utf8_encode, validate_session_id
+from helpers.history import InvalidSessionIdError, validate_session_id
+from helpers.text import utf8_encode
 
 CONTENT_MAX_BYTES = 5000  # the article's VARCHAR(5000)
 MAX_TOP_K = 4096  # a search's top-k: it asks Milvus for 4 chunks a row, at most 16384 (Milvus docs, "Limits")

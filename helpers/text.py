@@ -18,8 +18,23 @@ _READ, _FILLERS = ("L", "N", "P", "S", "Co", "Cn"), frozenset("\u115f\u1160\u316
 
 
 def nfc(text: str) -> str:
-    """``text`` in Unicode NFC (composed): unchanged if already so (the common case, checked fast)."""
+    """``text`` in Unicode NFC (composed): unchanged if already so (the common case, checked fast).
+    ValueError (``utf8_encode``) for an unpaired surrogate: refused where it enters, not later as an
+    embedding, Milvus or summary call that fails on it."""
+    if not text.isascii():
+        utf8_encode(text)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+def utf8_encode(text: str, what: str = "the text") -> bytes:
+    """``text`` as UTF-8; ValueError naming ``what`` and the character of an unpaired surrogate in it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} holds an unpaired surrogate {text[exc.start]!r} at character {exc.start} "
+                         f"(after {text[:exc.start][-20:]!r}): half of a UTF-16 pair, not valid UTF-8. "
+                         "Nothing was written. Remove it or restore its pair: text.encode('utf-8', "
+                         "'replace').decode() puts '?' in its place.") from None
 
 
 def nfc_message(message: BaseMessage) -> BaseMessage:

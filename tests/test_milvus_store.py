@@ -206,6 +206,14 @@ def test_an_unpaired_surrogate_or_a_query_that_is_not_text_is_refused_plainly(st
     assert store.embedding_calls == calls
 
 
+def test_a_round_past_int64_and_a_date_that_is_not_iso_are_refused_naming_the_field(store, user):
+    with pytest.raises(TypeError, match=r"round must be an int in \[0, 2\*\*63\)"):
+        store.add(user, "s1", 2**63, "fine")
+    with pytest.raises(ValueError, match="date must be ISO 8601 .* got 'yesterday'; nothing written"):
+        store.add(user, "s1", 1, "fine", date="yesterday")
+    assert store.count(user) == 0
+
+
 def test_korean_turn_over_the_byte_limit_round_trips_whole(store, user):
     calls = store.embedding_calls
     korean = "가" * 2000  # 6,000 UTF-8 bytes: a server rejects it in one VARCHAR(5000)

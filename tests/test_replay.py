@@ -433,3 +433,12 @@ def test_the_library_summary_takes_a_pasted_file(model):
     records = replay(LibrarySummary(model, ("tokens", 1200), ("tokens", 300)), turns, model, "Be brief.")
     assert records[1].prompt[-1].text == turns[1] and records[1].prompt_tokens > 20_000
     assert records[2].prompt_tokens < 3_000 and records[2].memory_calls == 1  # folded into a summary
+
+
+def test_an_unpaired_surrogate_is_refused_where_it_enters_not_as_a_failed_summary_call(model):
+    """Before: ``SummarizationError: The summary call failed (UnicodeEncodeError ...)`` from the embedder, the
+    text's fault blamed on the call, every retry the same. Now the turn's text is refused as it enters."""
+    from helpers.summary import CountTrigger, RunningSummary
+
+    with pytest.raises(ValueError, match=r"surrogate '\\ud800' at character 11 \(after 'My pin is x'\)"):
+        replay(RunningSummary(CountTrigger(2, 0)), ["My pin is x\ud800y.", "I like tea."], model)
