@@ -178,6 +178,24 @@ def test_exported_roles_any_case_gemini_model_and_a_bom(tmp_path):
         AIMessage("model"), HumanMessage("Human")]]
 
 
+def test_an_export_from_powershell_in_utf16_reads_and_other_encodings_are_named(tmp_path):
+    """Windows PowerShell's ``>`` writes UTF-16 with a BOM: read. Latin-1, JSON nested 100,000 deep, an empty
+    list and an escaped unpaired surrogate: refused naming the file (before: bare UnicodeDecodeError,
+    RecursionError, an empty conversation that "fits")."""
+    path = tmp_path / "export.json"
+    items = [{"role": "user", "content": "안녕하세요"}, {"role": "assistant", "content": "반가워요"}]
+    path.write_bytes(json.dumps(items, ensure_ascii=False).encode("utf-16"))  # BOM + UTF-16LE
+    assert [m.text for m in load_exported_conversation(path)] == ["안녕하세요", "반가워요"]
+    latin = '[{"role": "user", "content": "café"}]'.encode("latin-1")
+    for raw, reason in [(latin, r"not UTF-8 text \(byte 0xe9"), (b"[" * 100_000, "nested too deeply"),
+                        (b"[]", "at least one"),
+                        (b'[{"role": "user", "content": "x\\ud800"}]', "item 0: .*unpaired surrogate")]:
+        path.write_bytes(raw)
+        with pytest.raises(ValueError, match=reason) as info:
+            load_exported_conversation(path)
+        assert str(path) in str(info.value)
+
+
 @pytest.mark.parametrize("role", ["tool", "function", "narrator"])
 def test_an_exported_tool_result_or_unknown_role_is_refused_naming_the_item(tmp_path, role):
     path = tmp_path / "export.json"

@@ -59,18 +59,27 @@ def saved_differences(live: Sequence[dict], saved: Sequence[dict], probes: int) 
 
 def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
     """Read a chat export: a JSON list of ``{"role": ..., "content": ...}`` objects, as most chat tools export
-    (UTF-8, a BOM allowed; roles in any case; ``model``: Gemini's assistant; a tool or function result is
-    refused, not skipped: its tokens count; text made NFC: one form whatever keyboard typed it).
-    ValueError naming the file and line (not JSON) or the item."""
+    (UTF-8, a BOM allowed, or UTF-16 with its BOM as Windows PowerShell writes; roles in any case; ``model``:
+    Gemini's assistant; a tool or function result is refused, not skipped: its tokens count; text made NFC:
+    one form whatever keyboard typed it; other fields, such as ``name``, are not read). ValueError naming
+    the file and line (not JSON), the byte (not UTF-8) or the item; an empty list is refused too."""
     from langchain_core.messages import convert_to_messages
 
     roles = ("system", "developer", "user", "human", "assistant", "ai", "model")
+    data = Path(path).read_bytes()
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        raw = json.loads(data.decode("utf-16" if utf16 else "utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {data[exc.start]:#04x} at {exc.start}): save it "
+                         "as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON (cut short?): {exc}") from None
-    if not isinstance(raw, list):
-        raise ValueError(f"{path}: expected a JSON list of {{'role', 'content'}} objects")
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to be a chat export") from None
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f"{path}: expected a JSON list of {{'role', 'content'}} objects, at least one")
+    pairs = []
     for i, item in enumerate(raw):
         if not (isinstance(item, dict) and isinstance(item.get("role"), str)
                 and isinstance(item.get("content"), str)):
@@ -78,8 +87,11 @@ def load_exported_conversation(path: str | Path) -> list[BaseMessage]:
         if item["role"].lower() not in roles:
             raise ValueError(f"{path}: item {i} has role {item['role']!r}; accepted, any case: "
                              f"{', '.join(roles)} (a tool or function result: make it 'user' or remove it)")
-    return convert_to_messages([("ai" if (role := item["role"].lower()) == "model" else role,
-                                 nfc(item["content"])) for item in raw])
+        try:
+            pairs.append(("ai" if (role := item["role"].lower()) == "model" else role, nfc(item["content"])))
+        except ValueError as exc:  # an unpaired surrogate, escaped in the JSON
+            raise ValueError(f"{path}: item {i}: {exc}") from None
+    return convert_to_messages(pairs)
 
 
 def context_fit(messages: Sequence[BaseMessage], reply_tokens: int = 1000) -> list[dict]:
