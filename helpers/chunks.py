@@ -4,7 +4,8 @@ e5 reads 512 tokens of a text; a longer one's windows are averaged, so a fact in
 the mean. A message is stored as chunks of at most ``max_chunk_bytes`` UTF-8 bytes (``CHUNK_MAX_BYTES``: one
 e5 window, even code), a Milvus entity each, sharing its ``turn_id`` (``chunk``: place from 0, of ``chunks``).
 Embedding a pasted file of 40 chunks at once takes seconds, so at most ``embed_chunks`` chunks are embedded a
-call, oldest first; the others wait, not found until then, forgotten with their user, written at close (a
+call, oldest first; the others wait: written at once without their embedding (``WAITING``: a process that
+ends early loses none), but neither found nor listed until it comes, forgotten with their user (a
 row's life: docs/design-notes.md, "The life of a stored row"; measured: "Long messages")."""
 
 import contextlib
@@ -20,6 +21,8 @@ from helpers.text import is_blank, nfc, utc_iso, utf8_encode
 
 CHUNK_MAX_BYTES = 1200  # a chunk's, a query's bytes: one e5 window, even code (docs/design-notes.md)
 EMBEDDED = "embedded == 1"  # every dense search's filter (a search by words may find the rows without)
+WAITING = 2  # ``embedded`` of a chunk written before its embedding; catch_up replaces it embedded
+VISIBLE = f"embedded != {WAITING}"  # what every read sees: a chunk waiting, as if not written yet
 
 
 class ChunkWriter:
@@ -30,6 +33,7 @@ class ChunkWriter:
         self.embedding_calls, self.embedding_seconds = 0, 0.0  # texts embedded (queries + chunks)
         self._unflushed, self._lock = 0, threading.Lock()
         self.waiting, self._batch = [], threading.local()  # chunks not embedded yet; rows held by one_insert
+        self._held: set[str] = set()  # ids of the chunks waiting that are written (as WAITING)
 
     def _counted(self, texts: int, began: float) -> None:
         with self._lock:
@@ -60,7 +64,8 @@ class ChunkWriter:
 
         What is embedded, and when:
         - ``embed_chunks`` (int >= 1, ``None``: every chunk now): this many embedded in this call, the
-          first chunk, then the chunks ``waiting`` (oldest first), then the next; the rest wait;
+          first chunk, then the chunks ``waiting`` (oldest first), then the next; the rest wait, written
+          now as ``WAITING`` (no read sees them until ``catch_up``, at the latest ``close`` or the next open);
         - ``embedded_chunks`` (int >= 1, ``None``: all), or ``embed=False`` (none): only the first this
           many chunks ever get a vector; the others are stored now with ``[1, 0 ...]`` and
           ``embedded`` 0: never a dense search's hit (``EMBEDDED``), but listed, neighbours, in their row;
@@ -106,13 +111,18 @@ class ChunkWriter:
             row.update(embedded=0, vector=[1.0] + [0.0] * (self.dim - 1))
         if vector is not None and embed:
             rows[0]["vector"] = self._vector(vector)
+        held = []  # this message's chunks that wait: written now without their embedding
         if embed_chunks is not None and embed:  # the first chunk now, then the oldest waiting, in bound
             with self._lock:
                 queue = self.waiting + rows[1:with_vector]  # the chunks still to embed, oldest first
                 now = embed_chunks - 1  # how many of them are embedded with the first chunk
                 rows = rows[:1] + rows[with_vector:] + queue[:now]
                 self.waiting = queue[now:]
-        self._write_or_wait(rows, turn_id)
+                held = [{**row, "embedded": WAITING, "vector": [1.0] + [0.0] * (self.dim - 1)}
+                        for row in self.waiting if row["turn_id"] == turn_id]
+        self._write_or_wait(rows + held, turn_id)
+        with self._lock:
+            self._held.update(row["id"] for row in held)
         return [f"{turn_id}-{i}" for i in range(len(chunks))]
 
     def catch_up(self, limit: int | None = None) -> int:
@@ -124,12 +134,23 @@ class ChunkWriter:
         self._write_or_wait(rows)
         return len(rows)
 
+    def resume_waiting(self) -> int:
+        """Embed the chunks an earlier process wrote as ``WAITING`` and never embedded (it ended before
+        ``close``); returns how many. Called when a store opens."""
+        found = self._call("query", filter=f"embedded == {WAITING}", output_fields=["id", *self.FIELDS])
+        rows = [{**row, "embedded": 1} for row in found]
+        with self._lock:
+            self._held.update(row["id"] for row in rows)
+            self.waiting = sorted(rows, key=lambda row: (row["timestamp"], row["turn_id"], row["chunk"]))
+        return self.catch_up() if rows else 0
+
     def _write_or_wait(self, rows: list[dict], turn_id: str = "") -> None:  # failed: taken ones wait again
         try:
             self._write(rows)
         except BaseException:  # ``turn_id``'s chunks (an add that failed) neither written nor waiting
             with self._lock:
-                self.waiting = [row for row in [*rows, *self.waiting] if row["turn_id"] != turn_id]
+                self.waiting = [row for row in [*rows, *self.waiting]
+                                if row["turn_id"] != turn_id and row["embedded"] != WAITING]
             raise
 
     @contextlib.contextmanager
@@ -148,21 +169,30 @@ class ChunkWriter:
                 row["vector"] = vector
         if getattr(self._batch, "rows", None) is not None:
             return self._batch.rows.extend(rows)
-        if rows:
-            self._call("insert", rows)
+        with self._lock:  # a chunk written as WAITING is replaced, after the new rows are in
+            embedded = [row for row in rows if row["id"] in self._held and row["embedded"] != WAITING]
+        done = {row["id"] for row in embedded}  # within one insert: its WAITING row need not be written
+        if new := [row for row in rows if row["id"] not in done]:
+            self._call("insert", new)
+        if embedded:  # delete, then insert: a 2.3 server's upsert deleted them and inserted nothing seen
+            self._call("delete", ids=[row["id"] for row in embedded])
+            self._call("insert", embedded)
+            with self._lock:
+                self._held.difference_update(row["id"] for row in embedded)
         with self._lock:
             self._unflushed += len(rows)
             due = self.flush_every is not None and self._unflushed >= self.flush_every
         if due:
             self.flush()
 
-    def forget_waiting(self, user_id: str) -> None:  # their chunks never written later
+    def forget_waiting(self, user_id: str) -> None:  # their chunks never embedded (delete_user deletes them)
         with self._lock:
+            self._held.difference_update(row["id"] for row in self.waiting if row["user_id"] == user_id)
             self.waiting = [row for row in self.waiting if row["user_id"] != user_id]
 
     def drop(self) -> None:  # delete the collection, and the chunks waiting to be written with it
         super().drop()
-        self.waiting = []
+        self.waiting, self._held = [], set()
 
     def close(self) -> None:
         """Write the chunks ``waiting`` (``catch_up``), then close the client; later calls raise

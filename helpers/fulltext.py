@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from helpers.chunks import VISIBLE
 from helpers.store import RANKED_FIELDS, MemoryStore
 
 SPARSE_FIELD = "sparse"  #: the BM25 vector of each chunk's content
@@ -93,7 +94,8 @@ class HybridStore(MemoryStore):
         if not (self.full_text and query and query.strip()):
             return super()._search_chunks(query, query_vector, where, limit)
         dense = super()._search_chunks(query, query_vector, where, limit)
-        words = self._call("search", data=[query], anns_field=SPARSE_FIELD, limit=limit, filter=where,
+        visible = f"{where} and {VISIBLE}"  # not a chunk waiting for its embedding (helpers.chunks)
+        words = self._call("search", data=[query], anns_field=SPARSE_FIELD, limit=limit, filter=visible,
                            output_fields=list(RANKED_FIELDS), consistency_level=self.consistency_level,
                            search_params={"metric_type": "BM25"})[0]
         ranked = fuse([(1.0, dense), (self.words_weight, words)], key=lambda hit: hit["id"])[:limit]

@@ -9,7 +9,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helpers.chunks import CHUNK_MAX_BYTES, EMBEDDED, ChunkWriter
+from helpers.chunks import CHUNK_MAX_BYTES, EMBEDDED, VISIBLE, ChunkWriter
 from helpers.collection import (  # noqa: F401 - the course imports the errors from here
     Collection,
     DimensionMismatchError,
@@ -98,6 +98,7 @@ class MemoryStore(ChunkWriter, Collection):
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         super().__init__()  # ChunkWriter: what is written, waiting, embedded
         self._open(drop_existing, dim)  # helpers.collection: made if missing, checked, loaded
+        self.resume_waiting()  # chunks a process that ended early wrote without their embedding
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
@@ -184,7 +185,7 @@ class MemoryStore(ChunkWriter, Collection):
                       key=lambda row: (utc_time(row.timestamp), in_order(row.session_id), row.round))
 
     def count(self, user_id: str | None = None) -> int:  # chunks, of one user or all (duplicates on a server)
-        return self._count(self._where(user_id) if user_id is not None else "")
+        return self._count(f"{self._where(user_id)} and {VISIBLE}" if user_id is not None else VISIBLE)
 
     def delete_user(self, user_id: str) -> int:
         """Delete every row of ``user_id`` and its chunks ``waiting`` (never written later); returns how
@@ -201,7 +202,7 @@ class MemoryStore(ChunkWriter, Collection):
         return eq_filter(user_id=validate_id(user_id), session_id=validate_id(session_id, "session id"))
 
     def _query(self, where: str, limit: int | None = 16384) -> list[dict]:  # chunks; limit None: all
-        return self._call("query", filter=where, output_fields=["id", *FIELDS],
+        return self._call("query", filter=f"{where} and {VISIBLE}", output_fields=["id", *FIELDS],
                           consistency_level=self.consistency_level, **({"limit": limit} if limit else {}))
 
     @staticmethod

@@ -52,7 +52,8 @@ def test_delete_user_also_forgets_queued_chunks(uri):
         ann = long_text("ann")
         store.add("ann", "s1", 1, ann, speaker="user", embed_chunks=1)
         assert len(store.waiting) == len(split_utf8(ann, 40)) - 1 > 0  # chunks waiting for later turns
-        assert store.delete_user("ann") == 1 and store.waiting == []  # the first part; the queue too
+        # every chunk went: the first, and the ones written as WAITING; the queue is empty too
+        assert store.delete_user("ann") == len(split_utf8(ann, 40)) and store.waiting == []
         store.add("bob", "s1", 1, "bob says hello to everyone here", embed_chunks=8)  # a turn that catches up
         store.catch_up()
         assert store.count("ann") == 0 and store.rows("ann") == []
@@ -75,6 +76,39 @@ def test_closing_writes_the_queued_chunks_and_a_reopened_store_holds_the_whole_m
         assert row.content == text and row.chunk_of is None  # every part, not the first third
         last = split_utf8(text, 40)[-1]
         assert [h.content for h in reopened.search("cleo", last, top_k=1, chunks=True)] == [last]  # embedded
+    finally:
+        reopened.drop()
+
+
+def test_a_process_that_ends_without_close_loses_no_queued_chunk(tmp_path):
+    """A kernel restart or a crash before ``close()``: the chunks waiting for their embedding were written
+    as ``WAITING``; the next open embeds them, and the message is whole and found by its last chunk."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    uri, tests = str(tmp_path / "exit.db"), Path(__file__).resolve().parent
+    script = f"""
+import os, sys; sys.path[:0] = [{str(tests.parent)!r}, {str(tests)!r}]
+from hash_embeddings import HashEmbeddings
+from helpers.course.milvus import open_store
+store = open_store(uri={uri!r}, collection="t_exit", dim={DIM}, drop_existing=True,
+                   embeddings=HashEmbeddings({DIM}), max_chunk_bytes=40)
+store.add("cleo", "s1", 1, {long_text("cleo")!r}, speaker="user", embed_chunks=1)
+assert store.waiting and store.rows("cleo")[0].chunk_of == (1, 8)  # read: the first chunk only
+store.client.flush(store.collection)
+os._exit(0)  # as a killed kernel: no close, no exit handler
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
+    reopened = open_store(uri=uri, collection="t_exit", dim=DIM, embeddings=HashEmbeddings(DIM),
+                          max_chunk_bytes=40)
+    try:
+        assert not reopened.waiting
+        (row,) = reopened.rows("cleo")
+        assert row.content == long_text("cleo") and row.chunk_of is None  # every chunk, not the first
+        last = split_utf8(long_text("cleo"), 40)[-1]
+        assert [h.content for h in reopened.search("cleo", last, top_k=1, chunks=True)] == [last]
+        assert reopened.count("cleo") == len(split_utf8(long_text("cleo"), 40))  # each chunk once
     finally:
         reopened.drop()
 
