@@ -134,6 +134,10 @@ class ChunkWriter:
         self._write_or_wait(rows)
         return len(rows)
 
+    def _open(self, drop_existing: bool, dim: int | None) -> None:  # helpers.collection's, then resume
+        super()._open(drop_existing, dim)
+        self.resume_waiting()
+
     def resume_waiting(self) -> int:
         """Embed the chunks an earlier process wrote as ``WAITING`` and never embedded (it ended before
         ``close``); returns how many. Called when a store opens."""

@@ -98,7 +98,6 @@ class MemoryStore(ChunkWriter, Collection):
         self.max_chunk_bytes, self.consistency_level = max_chunk_bytes, consistency_level
         super().__init__()  # ChunkWriter: what is written, waiting, embedded
         self._open(drop_existing, dim)  # helpers.collection: made if missing, checked, loaded
-        self.resume_waiting()  # chunks a process that ended early wrote without their embedding
 
     def search(self, user_id: str, query: str | None, top_k: int = 3, *,
                kinds: Sequence[str] | None = None, session_id: str | None = None,
