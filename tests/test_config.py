@@ -119,3 +119,23 @@ def test_exports_point_at_the_new_homes():
     assert helpers.get_chat_model is setup.get_chat_model
     assert helpers.get_embeddings is embeddings.get_embeddings
     assert helpers.load_conversation is data.load_conversation
+
+
+def test_in_ipython_a_lite_folder_held_by_another_kernel_is_one_plain_sentence(capsys, monkeypatch):
+    """README: a second kernel of the same lesson gets a plain error naming the lesson: the sentence, not
+    45 lines of traceback around it. The cell still fails (a headless run reports it)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from helpers.course.setup import show_setup
+
+    monkeypatch.setenv("COURSE_OFFLINE", "1")
+    shell = InteractiveShell.instance()
+    try:
+        show_setup()
+        capsys.readouterr()
+        result = shell.run_cell("from helpers.course.milvus import LiteLockedError\n"
+                                "raise LiteLockedError('The folder is open in another process.')")
+        assert isinstance(result.error_in_exec, Exception)
+        assert capsys.readouterr().out == "LiteLockedError: The folder is open in another process.\n"
+    finally:
+        InteractiveShell.clear_instance()

@@ -93,11 +93,19 @@ def list_models(settings: Settings, part: str = "chat") -> tuple[str | None, lis
 
 
 def _install_plain_errors(settings: Settings) -> None:
-    """In IPython, show provider errors as one plain sentence instead of a traceback."""
+    """In IPython, show as one plain sentence instead of a traceback: a provider's error (a real model or
+    embeddings configured) and the course's own setup errors, whose message already says what to do (a
+    Milvus Lite folder another kernel holds, a Milvus server not reachable)."""
     ipython = sys.modules.get("IPython")
     if (shell := ipython.get_ipython() if ipython else None) is None:
         return
-    import openai
+    from helpers.course.milvus import LiteLockedError, MilvusUnavailableError
+
+    plain: tuple[type[BaseException], ...] = (LiteLockedError, MilvusUnavailableError)
+    if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
+        import openai
+
+        plain += (openai.APIError,)
 
     def handler(shell, etype, value, tb, tb_offset=None):  # IPython's custom_exc signature
         request = getattr(value, "request", None)
@@ -105,7 +113,7 @@ def _install_plain_errors(settings: Settings) -> None:
         print(describe_provider_error(value, settings, part) or f"{etype.__name__}: {value}")
         return []
 
-    shell.set_custom_exc((openai.APIError,), handler)
+    shell.set_custom_exc(plain, handler)
 
 
 def checked_settings() -> tuple[Settings, list[str]]:
@@ -143,8 +151,7 @@ def show_setup() -> Settings:
     remembers them only for ``active_settings`` (a function given no settings reads the environment
     again)."""
     settings, notes = checked_settings()
-    if settings.chat_provider != OFFLINE or settings.embedding_provider != OFFLINE:
-        _install_plain_errors(settings)
+    _install_plain_errors(settings)
     lite = Path(settings.milvus_uri)  # with no MILVUS_URI each lesson opens its own folder beside it
     folders = f"Milvus Lite in {config.short_path(str(lite.parent))}, a folder per lesson"
     print(settings.describe().replace(f"Milvus Lite at {config.short_path(str(lite))}", folders)
