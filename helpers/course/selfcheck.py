@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -141,7 +142,7 @@ def choice_of(prediction: Any, choices: Sequence[Any]) -> tuple[int, Any] | None
     for number, choice in enumerate(choices, start=1):
         if _normalize(prediction) == _normalize(choice):
             return number, choice
-    typed = str(prediction).strip().lower()
+    typed = unicodedata.normalize("NFKC", str(prediction)).strip().lower()  # full-width "２", "ｂ": a CJK IME
     letters = "abcdefghijklmnopqrstuvwxyz"[: len(choices)]
     number = None
     if typed.isdigit() and not isinstance(prediction, bool):
