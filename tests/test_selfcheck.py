@@ -166,7 +166,7 @@ def test_a_number_or_letter_outside_the_menu_names_no_choice():
     choices = ["yes", "no"]
     assert selfcheck.choice_of(2, choices) == (2, "no") and selfcheck.choice_of("B", choices) == (2, "no")
     assert [selfcheck.choice_of(p, choices) for p in (0, 3, "c", "-1", True, "maybe", 2.0)] == [None] * 7
-    assert selfcheck.choice_of("２", choices) == selfcheck.choice_of(" ｂ ", choices) == (2, "no")  # a CJK IME's
+    assert selfcheck.choice_of("２", choices) == selfcheck.choice_of(" ｂ ", choices) == (2, "no")  # an IME
     q = ask("09.forecast_visible")
     q.measured("no", window="yes")
     for typed in (3, "banana"):  # names no choice: not graded, the choices are named instead
