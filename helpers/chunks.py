@@ -108,7 +108,7 @@ class ChunkWriter:
         else:
             with_vector = embedded_chunks  # the first this many chunks get a vector
         for row in rows[with_vector:]:  # stored now without an embedding
-            row.update(embedded=0, vector=[1.0] + [0.0] * (self.dim - 1))
+            row.update(embedded=0, vector=self._placeholder())
         if vector is not None and embed:
             rows[0]["vector"] = self._vector(vector)
         held = []  # this message's chunks that wait: written now without their embedding
@@ -118,12 +118,15 @@ class ChunkWriter:
                 now = embed_chunks - 1  # how many of them are embedded with the first chunk
                 rows = rows[:1] + rows[with_vector:] + queue[:now]
                 self.waiting = queue[now:]
-                held = [{**row, "embedded": WAITING, "vector": [1.0] + [0.0] * (self.dim - 1)}
+                held = [{**row, "embedded": WAITING, "vector": self._placeholder()}
                         for row in self.waiting if row["turn_id"] == turn_id]
         self._write_or_wait(rows + held, turn_id)
         with self._lock:
             self._held.update(row["id"] for row in held)
         return [f"{turn_id}-{i}" for i in range(len(chunks))]
+
+    def _placeholder(self) -> list[float]:  # the vector of a row without an embedding (never searched)
+        return [1.0] + [0.0] * (self.dim - 1)
 
     def catch_up(self, limit: int | None = None) -> int:
         """Embed and insert the chunks ``waiting``, oldest first, ``limit`` at most (``None``: all); if

@@ -19,7 +19,6 @@ pick_python() {
     return 1
   fi
   for candidate in python3 python3.13 python3.12 python3.11; do
-    [ -n "$candidate" ] || continue
     if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
       echo "$candidate"; return 0
     fi
