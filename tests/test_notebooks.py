@@ -78,7 +78,8 @@ print(json.dumps({"article": [m.type for m in article_history.messages], "articl
     "06_retrieval_milvus": """
 import json
 print(json.dumps({
-    "same_as_by_hand": [r.reply for r in records[:3]] == hand_replies,
+    "same_as_by_hand": [[m.content for m in r.prompt] for r in records[:3]]
+                       == [[m.content for m in p] for p in hand_prompts],
     "turn14": [records[13].reply, [m.round for m in memory.turns_log[13].retrieved]],
     "marks": turn.marks, "prompt_types": [m.type for m in turn.prompt],
     "new_session": [{"user": r.user, "reply": r.reply, "session": r.prompt[-1].content,
@@ -273,7 +274,7 @@ def test_05_summarization():
 @pytest.mark.notebook
 def test_06_retrieval_milvus():
     shown = run("06_retrieval_milvus")
-    assert shown["same_as_by_hand"] is True  # the helper is the four-line loop
+    assert shown["same_as_by_hand"] is True  # the helper sends what the four-line loop sent
     marks = shown["marks"]  # turn 15: what the search returned, in the timeline
     assert marks[0] == marks[-1] == "kept" and set(marks[1:-1]) == {"retrieved", "dropped"}
     assert marks.count("retrieved") == 6  # top 3 turns, user message + reply each
