@@ -1,9 +1,13 @@
 """Layered memory (lesson 07): lessons 04-06 as layers of one prompt, each with its own token budget::
 
     [system prompt,
-     running summary of this session      <- max_summary_tokens  (summary.py)
      retrieved section, any session       <- retrieval budget    (budget.py, store.py)
+     running summary of this session      <- max_summary_tokens  (summary.py)
      *newest messages, the new message]   <- window_tokens       (window.py)
+
+Newest last: retrieved lines are old messages as said (an old value among them), the running summary holds
+this session's folded messages (a changed fact at its newest), and the window continues it, where lesson 05
+put the summary: a model reads the line it saw last as the newest.
 
 Summary and retrieved section are user messages holding a ``memory_block``: data, never the system prompt's
 instructions. Each message is a Milvus row with its kind (kinds.py), speaker and date. LangChain has each
@@ -133,7 +137,7 @@ class LayeredMemory:
 
     def prompt(self, system: SystemMessage, stored: Sequence[BaseMessage],
                new_message: HumanMessage) -> Prompt:
-        """``[system, summary?, retrieved?, *window]`` for this turn. A new message over ``window_tokens``
+        """``[system, retrieved?, summary?, *window]`` for this turn. A new message over ``window_tokens``
         is sent whole, alone in the window; the summary and retrieved sections keep their own budgets."""
         summary, recent = split_stored(stored)
         new_message = nfc_message(new_message)  # one Unicode form for the window, the search, the model
@@ -143,7 +147,7 @@ class LayeredMemory:
         turn.summary_section_tokens = count_message_tokens(summary) if summary is not None else 0
         retrieved = self._retrieve(new_message.text, window)
         turn.retrieved_section_tokens = count_message_tokens(retrieved) if retrieved is not None else 0
-        sections = [m for m in (summary, retrieved) if m is not None]
+        sections = [m for m in (retrieved, summary) if m is not None]  # newest last
         turn.supplied = "\n".join(m.text for m in sections)
         return label([system, *sections, *window], system, new_message)
 

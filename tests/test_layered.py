@@ -37,7 +37,7 @@ def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_pa
 
     from helpers.course.milvus import open_store
     from helpers.layered import LayeredMemory
-    from helpers.memory import RETRIEVED, replay
+    from helpers.memory import RETRIEVED, SUMMARY, replay
     from helpers.retrieval import EMBED_CHUNKS
     from helpers.tokens import count_message_tokens
 
@@ -58,7 +58,7 @@ def test_layered_memory_takes_a_pasted_file_and_bounds_what_comes_with_it(tmp_pa
         budget = memory.retrieval_budget(ask)  # grown with what was stored: 10% of it, at most 4,000
         assert 500 < budget < 4000 and count_message_tokens(retrieved[0]) <= budget + 10
         assert "(part " in retrieved[0].text  # parts of the paste, marked as such
-        summary = records[-1].prompt[1]
+        (summary,) = [m for m, parts in zip(later, later.parts, strict=True) if parts[0].kind == SUMMARY]
         assert count_message_tokens(summary) <= 200 + 40  # the paste folded, the cap held (+ its framing)
 
 

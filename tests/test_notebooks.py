@@ -336,7 +336,7 @@ def test_07_layered_memory():
     assert "Biscuit" in shown["answer"]  # session 3 recalls the dog from session 1, via Milvus
     assert shown["marks"] == ["kept", "retrieved", "kept"]
     assert "black" in shown["coffee"]
-    assert shown["last_marks"][:2] == ["kept", "summary"]
+    assert shown["last_marks"][:3] == ["kept", "retrieved", "summary"]  # newest last: the window after
     # one row per message: the user's statements and questions, the assistant's replies
     assert {"statement", "reply"} <= set(shown["kinds"])
     assert shown["speakers"] == ["assistant", "user"]
