@@ -224,8 +224,8 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
     neighbours, never searched by meaning); at most ``embed_chunks`` texts embedded in all (``None``: no
     bound; a long message's first chunk now, the rest wait for room left over), of an assistant's message
     only its first ``embed_reply_chunks`` chunks. A blank message keeps its round, is not stored, why
-    appended to ``skipped``; one already in ``sources`` (a turn run again) is not stored twice. Returns
-    the ids of the stored chunks."""
+    appended to ``skipped``; one already in ``sources`` (a turn run again) is not stored twice, another
+    text in its round replaces the first try's (``delete_round``). Returns the ids of the stored chunks."""
     calls = store.embedding_calls
     to_store: list[_ToStore] = []
     for number, message in enumerate(messages, start=first_round):
@@ -236,6 +236,8 @@ def write_messages(store: MemoryStore, sources: RowSources, user_id: str, sessio
             continue
         if sources.has(session_id, number, message):  # a turn run again: stored the first time
             continue
+        if (session_id, number) in sources:  # its first try wrote another text here: this one replaces it
+            store.delete_round(user_id, session_id, number)
         text, speaker = nfc(message.text), "user" if message.type == "human" else "assistant"
         if speaker == "assistant" and other is not None:
             other.add(text)  # is the other side a person? counted before its turn is classified

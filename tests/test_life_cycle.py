@@ -193,6 +193,29 @@ def test_a_layered_turn_run_again_after_a_rate_limited_summary_stores_each_messa
         store.drop()
 
 
+def test_a_layered_turn_run_again_with_another_reply_replaces_the_first_reply(lite_uri, model):
+    from helpers.layered import LayeredMemory
+    from helpers.summary import SummarizationError
+
+    store = new_store(lite_uri)
+    try:
+        memory = LayeredMemory(store, "gus", "s1", window_tokens=30, summarize_over=60)
+        stored = memory.after_turn(model, [HumanMessage("I live in Jeonju.", id="t1-user"),
+                                           AIMessage("Jeonju, noted.", id="t1-reply")])
+        sister = "My sister Mina is a nurse in Busan and she has two cats named Coco and Bori."
+        question, first, after = run_turn(memory, stored, sister, FailingModel(messages=iter([])), "t2")
+        with pytest.raises(SummarizationError):
+            after()  # the first try's rows are written, then the summary call is refused
+        memory.prompt(SYSTEM, stored, question)  # run again: a real model answers in other words
+        second = AIMessage("Mina, a nurse in Busan, with Coco and Bori.", id="t2-reply")
+        memory.after_turn(model, [*stored, question, second])
+        rows = {r.round: r.content for r in store.rows("gus")}
+        assert sorted(rows) == [1, 2, 3, 4] and len(store.rows("gus")) == 4
+        assert rows[4] == second.text  # the reply the history holds, not both
+    finally:
+        store.drop()
+
+
 def test_a_retrieval_turn_run_again_stores_its_row_once(lite_uri, model):
     from helpers.retrieval import RetrievalMemory
 
