@@ -192,19 +192,19 @@ class ChunkWriter:
         if due:
             self.flush()
 
-    def forget_waiting(self, user_id: str) -> None:  # their chunks never embedded (delete_user deletes them)
+    def forget_waiting(self, user_id: str, session_id: str | None = None, round: int | None = None) -> None:
+        """Forget the chunks waiting of a user (of one session, of one round), never embedded later."""
+        def of_it(row: dict) -> bool:
+            return row["user_id"] == user_id and session_id in (None, row["session_id"]) and round in (
+                None, row["round"])
         with self._lock:
-            self._held.difference_update(row["id"] for row in self.waiting if row["user_id"] == user_id)
-            self.waiting = [row for row in self.waiting if row["user_id"] != user_id]
+            self._held.difference_update(row["id"] for row in self.waiting if of_it(row))
+            self.waiting = [row for row in self.waiting if not of_it(row)]
 
     def delete_round(self, user_id: str, session_id: str, round: int) -> None:
         """Delete one round of a session, its chunks waiting too: a turn run again after a failed call,
         with another reply, replaces what its first try wrote there (``layered.write_messages``)."""
-        def of_it(row: dict) -> bool:
-            return (row["user_id"], row["session_id"], row["round"]) == (user_id, session_id, round)
-        with self._lock:
-            self._held.difference_update(row["id"] for row in self.waiting if of_it(row))
-            self.waiting = [row for row in self.waiting if not of_it(row)]
+        self.forget_waiting(user_id, session_id, round)
         self._call("delete", filter=f"{self._where(user_id, session_id)} and round == {int(round)}")
 
     def drop(self) -> None:  # delete the collection, and the chunks waiting to be written with it

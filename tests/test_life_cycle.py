@@ -193,11 +193,11 @@ def test_a_layered_turn_run_again_after_a_rate_limited_summary_stores_each_messa
         store.drop()
 
 
-def test_a_layered_turn_run_again_with_another_reply_replaces_the_first_reply(lite_uri, model):
+def test_a_layered_turn_run_again_with_another_reply_replaces_the_first_reply(uri, model):
     from helpers.layered import LayeredMemory
     from helpers.summary import SummarizationError
 
-    store = new_store(lite_uri)
+    store = new_store(uri)
     try:
         memory = LayeredMemory(store, "gus", "s1", window_tokens=30, summarize_over=60)
         stored = memory.after_turn(model, [HumanMessage("I live in Jeonju.", id="t1-user"),
