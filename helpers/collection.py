@@ -60,7 +60,19 @@ class Collection(contextlib.AbstractContextManager):
                 f"Collection {name!r} at {uri} stores {old}-dimensional vectors, but {why}. Nothing "
                 f"was inserted or searched. Use another collection name, e.g. '{name}_{self.dim}', or drop "
                 f"it: drop_existing=True or helpers.course.milvus.drop_collection({name!r}, uri={uri!r}).")
-        self.client.load_collection(self.collection, timeout=self.timeout)
+        self._load()
+
+    def _load(self, tries: int = 5) -> None:
+        # A process killed right after a flush (a kernel restart) can leave its Lite server writing an
+        # index file for a moment: loading it then fails with EAGAIN ("temporarily unavailable"). Wait.
+        from pymilvus.exceptions import MilvusException
+        for attempt in range(tries):
+            try:
+                return self.client.load_collection(self.collection, timeout=self.timeout)
+            except MilvusException as exc:
+                if "temporarily unavailable" not in str(exc) or attempt == tries - 1:
+                    raise
+                time.sleep(0.5)
 
     def _extend_schema(self, schema, index) -> None:
         """A subclass's fields and indexes for a new collection (``helpers.fulltext``); none here."""

@@ -113,6 +113,32 @@ os._exit(0)  # as a killed kernel: no close, no exit handler
         reopened.drop()
 
 
+def test_loading_waits_out_an_index_file_a_killed_process_is_still_writing(lite_uri):
+    """Reopened right after a kill, Lite can find an index file half-written (EAGAIN): loading waits
+    and tries again; any other error is raised at once."""
+    from pymilvus.exceptions import MilvusException
+
+    store = new_store(lite_uri)
+    real, calls = store.client.load_collection, []
+
+    def busy_once(*args, **kwargs):  # the first load meets the file still being written
+        calls.append(1)
+        if len(calls) == 1:
+            raise MilvusException(1, "read error in ...idx: 0 != 1 (Resource temporarily unavailable)")
+        return real(*args, **kwargs)
+
+    try:
+        store.client.load_collection = busy_once
+        store._load()
+        assert len(calls) == 2
+        store.client.load_collection = lambda *a, **k: (_ for _ in ()).throw(MilvusException(1, "schema"))
+        with pytest.raises(MilvusException, match="schema"):
+            store._load()
+    finally:
+        store.client.load_collection = real
+        store.drop()
+
+
 class BreakingEmbeddings(HashEmbeddings):
     """Embeds until ``broken`` is set, then raises as an embedding endpoint that is down."""
 
