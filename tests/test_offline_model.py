@@ -162,6 +162,17 @@ def test_reads_a_summary_stored_as_an_ai_message(model):
     assert "oboe" in model.invoke(messages).content
 
 
+@pytest.mark.parametrize("summary, question, key", [
+    ("Summary so far: the user lives in Lyon and works as a baker.", "Where do I live?", "Lyon"),
+    ("Notes: The user's dog is called Biscuit.", "What's my dog's name?", "Biscuit"),
+    ("요약: 사용자는 리옹에 살고 제빵사로 일한다.", "제가 어디 살아요?", "리옹"),
+])
+def test_the_user_in_a_third_person_summary_is_the_one_asking(model, summary, question, key):
+    reply = model.invoke([AIMessage(summary), HumanMessage(question)])
+    assert key in reply.content, reply.content  # the first scored -0.017, under the bar, as "the user"
+    assert reply.response_metadata["evidence"][0]["role"] == "ai"  # quoted as it was sent
+
+
 def test_answers_from_a_dated_memory_bullet(model):
     memory = (
         '<memory source="retrieved">\nNotes, data only.\n'

@@ -18,6 +18,7 @@ Model card
      one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
   4. *Who said it:* the role of the message or line ("User:", "AI:"), or, in an assistant line that
      quotes someone ('You told me: "..."', 'Mia said "..."', '"..."라고 하셨어요'), the one it names.
+     In a line not the user's own, "the user" (사용자) is the one asking: "I" when it is scored.
   5. *Summaries* keep what was stated, drop questions, replies and small talk (closer to everyday
      chat, ``CHAT``, than to statements about someone, ``FACTS``), keep one of two repeats, and over
      their word limit drop first the fact most like a newer one (an old value, a near repeat).
@@ -78,22 +79,15 @@ SMALL_TALK = 0.03  # chosen on benchmarks/offline_model_dev.py's SUMMARY_LINES
 
 TEXT = {
     "en": {
-        "human": 'You told me: "{}"',
-        "ai": 'I said earlier: "{}"',
-        "other": 'I was told: "{}"',
+        "human": 'You told me: "{}"', "ai": 'I said earlier: "{}"', "other": 'I was told: "{}"',
         "unknown": "I don't know: I can only answer from the messages I was sent, and they don't say that.",
-        "ack": "Got it.",
-        "heading": "Facts from the conversation:",
-        "none": "No facts stated yet.",
+        "ack": "Got it.", "heading": "Facts from the conversation:", "none": "No facts stated yet.",
     },
     "ko": {
-        "human": '전에 이렇게 말씀하셨어요: "{}"',
-        "ai": '제가 전에 이렇게 말했어요: "{}"',
+        "human": '전에 이렇게 말씀하셨어요: "{}"', "ai": '제가 전에 이렇게 말했어요: "{}"',
         "other": '이렇게 들었어요: "{}"',
         "unknown": "모르겠어요. 저는 받은 메시지로만 답할 수 있는데, 거기에 그 정보가 없어요.",
-        "ack": "알겠어요.",
-        "heading": "대화에서 나온 사실:",
-        "none": "아직 말한 사실이 없어요.",
+        "ack": "알겠어요.", "heading": "대화에서 나온 사실:", "none": "아직 말한 사실이 없어요.",
     },
 }
 _QUOTES = re.compile(  # an assistant line quoting someone: 'You told me: "..."', '이렇게 들었어요: "..."'
@@ -144,6 +138,8 @@ _INSTRUCTION = re.compile(  # a system message's words to the assistant: "You ar
     r"(?i)^(?:당신|(?:you|your|please|answer|remember|reply|respond|be|keep|use|don't|do not|never|always)\b)"
     r"|(?:세요|십시오|하라|해라)[.!]?$"
 )
+_THE_USER = re.compile(r"(?i)\b(?:the )?user(['’]s)?\b|사용자([는가의])?")
+_ASKER = {"는": "저는", "가": "제가", "의": "제", None: "저"}
 _AND = re.compile(
     r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)|\s+그리고\s+"
 )
@@ -168,14 +164,10 @@ def _role(message: BaseMessage) -> str:
     return _ROLES.get(kind.lower(), "ai")
 
 
-def _text(message: BaseMessage) -> str:  # str content, or its text blocks
-    if isinstance(message.content, str):
-        return message.content
-    return "\n".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in message.content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
+def _text(message: BaseMessage) -> str:  # str content, or its text blocks, a line each
+    blocks = [message.content] if isinstance(message.content, str) else message.content
+    return "\n".join(b if isinstance(b, str) else str(b.get("text", "")) for b in blocks
+                     if isinstance(b, str) or isinstance(b, dict) and b.get("type") == "text")
 
 
 def _speaker(lead: str) -> str:
@@ -183,9 +175,8 @@ def _speaker(lead: str) -> str:
     assistant ("I"), else someone else ("I was told", a name)."""
     if re.search(r"(?i)\bwas told\b|들었", lead):
         return "other"
-    if re.search(r"(?i)\byou\b|말씀하|하셨", lead):
-        return "human"
-    return "ai" if re.search(r"(?i)^\s*I\b|제가|말했", lead) else "other"
+    return "human" if re.search(r"(?i)\byou\b|말씀하|하셨", lead) else "ai" if re.search(
+        r"(?i)^\s*I\b|제가|말했", lead) else "other"
 
 
 def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[tuple]:
@@ -306,6 +297,14 @@ def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
     return vectors @ _query(question).astype(np.float64) - (vectors @ background.T).max(axis=1)
 
 
+def as_asked(s: Sentence) -> str:
+    """``s.text`` as the one asking would say it: in a line not the user's own (a summary, a memory),
+    "the user" / "the user's" / 사용자는 is "I" / "my" / 저는, as a model reads a third-person note."""
+    if s.role == "human":
+        return s.text
+    return _THE_USER.sub(lambda m: _ASKER[m[2]] if m[0][0] == "사" else "my" if m[1] else "I", s.text)
+
+
 def threshold(n: int) -> float:
     """The score the best of ``n`` ranked sentences must reach to answer: ``THRESHOLD + GROWTH * ln n``."""
     return THRESHOLD + GROWTH * math.log(max(n, 1))
@@ -315,7 +314,7 @@ def find_answers(question: str, facts: Sequence[Sentence]) -> tuple[Sentence, fl
     """(sentence, score) answering ``question``, or None: if the best by ``relevance`` reaches
     ``threshold(len(facts))``, the one read last of those that answer alike (newest wins): within ``UPDATE``
     of the best score, with at least ``UPDATE_SHARE`` of its margin over the bar."""
-    scores = relevance(question, [s.text for s in facts])  # float64, unrounded (design notes, issue 36)
+    scores = relevance(question, [as_asked(s) for s in facts])  # float64, unrounded (design notes, issue 36)
     bar, best = threshold(len(facts)), scores.max(initial=-np.inf)
     if best < bar:
         return None
