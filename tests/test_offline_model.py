@@ -287,6 +287,15 @@ def test_summary_drops_small_talk_questions_and_replies(model):
     assert count_tokens([HumanMessage(summary)]) < count_tokens(conversation) / 2
 
 
+def test_a_new_summary_keeps_what_an_earlier_summary_said_about_the_user(model):
+    earlier = AIMessage("Summary so far: the user lives in Lyon and bakes bread.")
+    messages = [earlier, HumanMessage("I also have a cat named Tom."), AIMessage("Got it."),
+                HumanMessage("Summarize our conversation.")]
+    summary = model.invoke(messages).content
+    assert "Lyon" in summary and "Tom" in summary, summary  # Lyon was dropped as the assistant's line
+    assert "assistant: the user" not in summary  # a line about the user, not the assistant's own
+
+
 def test_summary_drops_greetings_and_chit_chat(model):
     conversation = [
         HumanMessage("Hey, good evening!"),

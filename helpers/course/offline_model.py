@@ -18,7 +18,7 @@ Model card
      one read last (a changed fact's new value), once, and says where (``response_metadata["evidence"]``).
   4. *Who said it:* the role of the message or line ("User:", "AI:"), or, in an assistant line that
      quotes someone ('You told me: "..."', 'Mia said "..."', '"..."라고 하셨어요'), the one it names.
-     In a line not the user's own, "the user" (사용자) is the one asking: "I" when it is scored.
+     In the assistant's or a memory's line, "the user" (사용자) is the one asking: "I" when it is scored.
   5. *Summaries* keep what was stated, drop questions, replies and small talk (closer to everyday
      chat, ``CHAT``, than to statements about someone, ``FACTS``), keep one of two repeats, and over
      their word limit drop first the fact most like a newer one (an old value, a near repeat).
@@ -140,9 +140,8 @@ _INSTRUCTION = re.compile(  # a system message's words to the assistant: "You ar
 )
 _THE_USER = re.compile(r"(?i)\b(?:the )?user(['’]s)?\b|사용자([는가의])?")
 _ASKER = {"는": "저는", "가": "제가", "의": "제", None: "저"}
-_AND = re.compile(
-    r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)|\s+그리고\s+"
-)
+_AND = re.compile(r"(?i),?\s+and\s+(?=(?:what|where|when|who|which|how|do|does|did|am|is|are)\b)"
+                  r"|\s+그리고\s+")
 
 
 @dataclass(frozen=True)
@@ -298,9 +297,9 @@ def relevance(question: str, texts: Sequence[str]) -> np.ndarray:
 
 
 def as_asked(s: Sentence) -> str:
-    """``s.text`` as the one asking would say it: in a line not the user's own (a summary, a memory),
+    """``s.text`` as the one asking would say it: in an assistant's or a memory's line (a summary, a note),
     "the user" / "the user's" / 사용자는 is "I" / "my" / 저는, as a model reads a third-person note."""
-    if s.role == "human":
+    if s.role not in ("ai", "other"):
         return s.text
     return _THE_USER.sub(lambda m: _ASKER[m[2]] if m[0][0] == "사" else "my" if m[1] else "I", s.text)
 
@@ -345,15 +344,17 @@ def answer(question: str, facts: Sequence[Sentence], language: str) -> tuple[str
 
 
 def summarize(facts: Sequence[Sentence], language: str, max_words: int | None = None) -> str:
-    """A summary of ``facts``: the user's statements (no system prompt) and the other speaker's about
-    themself, small talk dropped (``CHAT``), each once (of two ``SAME``-similar, the newer), oldest first.
-    Over ``max_words``, the fact most like a newer one goes first (an old value, a near repeat)."""
-    kept = [s for s in facts if s.role in ("human", "other") or s.role == "ai" and speaks_of_self(s.text)]
+    """A summary of ``facts`` (no system prompt): the user's statements, the assistant's about "the user"
+    (an earlier summary) or itself, the other speaker's about themself; no small talk (``CHAT``); each once
+    (of two ``SAME``-similar, the newer); oldest first; over ``max_words``, the most like a newer first."""
+    kept = [s for s in facts if s.role in ("human", "other")
+            or s.role == "ai" and (speaks_of_self(s.text) or bool(_THE_USER.search(s.text)))]
     vectors = _passages([s.text for s in kept]).astype(np.float64)  # as in relevance: no float32 BLAS
     chat, said = (_passages(list(t)).astype(np.float64) for t in (CHAT, FACTS))
     talk = np.round((vectors @ chat.T).max(axis=1, initial=0) - (vectors @ said.T).max(axis=1, initial=0), 4)
     kept, vectors = [s for s, t in zip(kept, talk, strict=True) if t < SMALL_TALK], vectors[talk < SMALL_TALK]
-    lines = [("assistant: " if s.role == "ai" else "") + s.text for s in kept]
+    own = [s.role == "ai" and not _THE_USER.search(s.text) for s in kept]  # the assistant's about itself
+    lines = [("assistant: " if mine else "") + s.text for s, mine in zip(kept, own, strict=True)]
     similar = np.triu(vectors @ vectors.T, 1)
     drop = set(np.where(similar.max(axis=1, initial=0) >= SAME)[0])
     order = sorted(
