@@ -98,8 +98,9 @@ def record(path: Path) -> list[dict]:
     finally:
         model.find_answers = real_find
     probes = {p["turn_id"]: p for p in conversation["probes"]}
-    return [{"probe": r.turn_id, "expects": probes[r.turn_id]["expects"],
-             "parts": by_turn.get(message_id(r.turn, "user"), [])} for r in records if r.turn_id in probes]
+    return [{"probe": r.turn_id, "question": probes[r.turn_id]["question"],
+             "expects": probes[r.turn_id]["expects"], "parts": by_turn.get(message_id(r.turn, "user"), [])}
+            for r in records if r.turn_id in probes]
 
 
 def reply(row: dict, growth: float, update: float) -> str | None:
