@@ -36,8 +36,10 @@ HANGUL_SYLLABLES = "\uac00-\ud7a3"  #: the range of Hangul syllables (가-힣), 
 _STOP = frozenset(STOP_WORDS)
 _WORD = re.compile(r"\w+")
 #: a sentence ends at ``. ! ? 。 ！ ？ …``, but not at a mark inside a word ("socket.io", "Node.js",
-#: "v3.3.2"): a mark followed by a letter or digit is part of the word
-_SENTENCE = re.compile(r"(?:[^.!?。！？…]|[.!?…](?=\w))+(?:[.!?。！？…]+[\"')\]]*|$)")
+#: "v3.3.2": a mark followed by a letter or digit is part of the word) nor after a title ("Dr. Farah")
+_SENTENCE = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Mt|vs|e\.g|i\.e)\.\s+|[^.!?。！？…]|[.!?…](?=\w))+(?:[.!?。！？…]+[\"')\]]*|$)"
+)
 _ASKS = re.compile(r"[?？][\"')\]]*$")
 _REQUEST_START = re.compile(
     r"^(please\s+)?(explain|give|write|tell|suggest|list|translate|help|recommend|summari[sz]e|"
@@ -88,8 +90,9 @@ def content_words(text: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """``text`` cut after ``. ! ? 。 ！ ？ …`` but not at one followed by a letter or digit (``Node.js``);
-    closing quotes and brackets stay with their sentence; empty pieces dropped."""
+    """``text`` cut after ``. ! ? 。 ！ ？ …`` but not at one followed by a letter or digit (``Node.js``)
+    nor after a title or "e.g." ("Dr. Farah"); closing quotes and brackets stay with their sentence; empty
+    pieces dropped."""
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 
 

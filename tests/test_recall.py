@@ -125,6 +125,9 @@ def test_classify_turn_in_conversations_between_people():
     assert kinds.split_sentences("I use Node.js v18.2.1 now. Have you tried socket.io-client?") == [
         "I use Node.js v18.2.1 now.", "Have you tried socket.io-client?"]
     assert c("Have I ever written integration tests with Jest and socket.io-client?") == "question"
+    # nor after a title: "Dr." alone would leave "Farah." a sentence that answers any question about her
+    assert kinds.split_sentences("I met Dr. Farah and Ms. Harper, e.g. at school. Why?") == [
+        "I met Dr. Farah and Ms. Harper, e.g. at school.", "Why?"]
     assert kinds.content_words("Wow, I adopted a dog!") == ["adopted", "dog"]
 
 
