@@ -103,12 +103,12 @@ def record(path: Path) -> list[dict]:
             for r in records if r.turn_id in probes]
 
 
-def reply(row: dict, growth: float, update: float) -> str | None:
+def reply(row: dict, growth: float, update: float, threshold: float = THRESHOLD) -> str | None:
     """What the stand-in quotes for ``row`` with ``GROWTH = growth``, ``UPDATE = update`` (None: "I don't
     know"); its later replies in the replay are taken as they were (they echo old lines at most)."""
     quoted = []
     for n, near in row["parts"]:
-        bar, best = THRESHOLD + growth * math.log(max(n, 1)), max((s for _, s, _ in near), default=-1.0)
+        bar, best = threshold + growth * math.log(max(n, 1)), max((s for _, s, _ in near), default=-1.0)
         if best >= bar:
             alike = [c for c in near if best - c[1] <= update and c[1] - bar >= UPDATE_SHARE * (best - bar)]
             quoted.append(max(alike, key=lambda c: c[0])[2])
@@ -124,7 +124,7 @@ def score(rows: list[dict], growth: float, update: float) -> tuple[int, int, int
     return sum(t is not None for t in unanswerable), len(unanswerable), sum(right), len(right)
 
 
-def dev_examples(growth: float, update: float) -> tuple[int, int]:
+def dev_examples(growth: float, update: float, threshold: float = THRESHOLD) -> tuple[int, int]:
     """(right, all) on offline_model_dev.py's EXAMPLES and UPDATES: the expected word quoted, or nothing
     sent and nothing quoted."""
     from langchain_core.messages import HumanMessage
@@ -137,7 +137,7 @@ def dev_examples(growth: float, update: float) -> tuple[int, int]:
         facts = evidence(read([HumanMessage("\n".join(lines))])[0])
         scores = relevance(question, [s.text for s in facts])
         near = [[i, float(scores[i]), facts[i].text] for i in range(len(facts))]
-        text = reply({"parts": [[len(facts), near]]}, growth, update)
+        text = reply({"parts": [[len(facts), near]]}, growth, update, threshold)
         right += (text is not None and expected in text) if expected else text is None
     return right, len(EXAMPLES + UPDATES)
 
