@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_abstention import CACHE, CHOSEN_ON, REPORTED_ON, DiskEngine, dev_examples  # noqa: E402
+from bench_abstention import CACHE, CHOSEN_ON, REPORTED_ON, DiskEngine, dev_examples, reply  # noqa: E402
 
 BEAM_CUT = ROOT / ".runtime" / "public" / "beam100k"
 BEAM_ROWS = CACHE / "beam100k.json"
@@ -82,23 +82,13 @@ def beam_score(rows: dict, threshold: float, growth: float) -> tuple[int, int, i
             sum(s for a, s in said if a), sum(a for a, _ in said))
 
 
-def pick(n: int, near: list, threshold: float, growth: float, update: float, share: float) -> str | None:
-    """The line quoted from ``bench_abstention``'s recorded candidates, or None ("I don't know")."""
-    bar, best = threshold + growth * math.log(max(n, 1)), max((s for _, s, _ in near), default=-1.0)
-    if best < bar:
-        return None
-    alike = [c for c in near if best - c[1] <= update and c[1] - bar >= share * (best - bar)]
-    return max(alike, key=lambda c: c[0])[2]
-
-
 def rows_score(rows: list, threshold: float, growth: float) -> tuple[int, int, int, int]:
     """(unanswerable answered, unanswerable, answerable right, answerable) of one recorded conversation."""
-    from helpers.course.offline_model import UPDATE, UPDATE_SHARE
+    from helpers.course.offline_model import UPDATE
 
     counts = [0, 0, 0, 0]
     for r in rows:
-        quoted = [pick(n, near, threshold, growth, UPDATE, UPDATE_SHARE) for n, near in r["parts"]]
-        text = " ".join(q for q in quoted if q) or None
+        text = reply(r, growth, UPDATE, threshold)  # the line(s) quoted, or None: "I don't know"
         if r["expects"]:
             counts[2] += text is not None and all(w.lower() in text.lower() for w in r["expects"])
             counts[3] += 1

@@ -173,8 +173,9 @@ def _speaker(lead: str) -> str:
     assistant ("I"), else someone else ("I was told", a name)."""
     if re.search(r"(?i)\bwas told\b|들었", lead):
         return "other"
-    return "human" if re.search(r"(?i)\byou\b|말씀하|하셨", lead) else "ai" if re.search(
-        r"(?i)^\s*I\b|제가|말했", lead) else "other"
+    if re.search(r"(?i)\byou\b|말씀하|하셨", lead):
+        return "human"
+    return "ai" if re.search(r"(?i)^\s*I\b|제가|말했", lead) else "other"
 
 
 def _lines(text: str, role: str, memory: str | None, marked: str = "") -> list[tuple]:
